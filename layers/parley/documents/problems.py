@@ -1,0 +1,70 @@
+"""Problems found in a document, each with its line and, where there is one, its pointer.
+
+The format pages say how a rejected document lists them ("How a document is checked"):
+``Line 4, /config/temperature: Expected number``; a problem found twice is reported once; at most
+20 in line order, then one line that counts the rest, such as ``Line 23: 5881 more issues are not
+shown``. Every problem is reported under the request pointer ``/source``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from parley.errors import ErrorEntry, Problem
+
+MAX_SHOWN: Final = 20
+
+
+@dataclass(frozen=True, order=True)
+class DocumentProblem:
+    """One problem: 1-based line of the source, JSON Pointer into the front matter ('' for none)."""
+
+    line: int
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        if self.pointer:
+            return f"Line {self.line}, {self.pointer}: {self.message}"
+        return f"Line {self.line}: {self.message}"
+
+
+@dataclass
+class DocumentProblems:
+    """Collects the problems of one document while it is checked."""
+
+    items: list[DocumentProblem] = field(default_factory=list)
+
+    def add(self, line: int, pointer: str, message: str) -> None:
+        self.items.append(DocumentProblem(max(line, 1), pointer, message))
+
+    def extend(self, problems: list[DocumentProblem]) -> None:
+        self.items.extend(problems)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def lines(self) -> list[str]:
+        """Distinct problems in line order, at most 20, then one line counting the rest."""
+        distinct = sorted(set(self.items))
+        shown = [str(p) for p in distinct[:MAX_SHOWN]]
+        rest = len(distinct) - MAX_SHOWN
+        if rest > 0:
+            noun = "issue is" if rest == 1 else "issues are"
+            shown.append(f"Line {distinct[MAX_SHOWN].line}: {rest} more {noun} not shown")
+        return shown
+
+    def to_problem(self, what: str = "The document") -> Problem:
+        lines = self.lines()
+        count = len(set(self.items))
+        noun = "problem" if count == 1 else "problems"
+        return Problem(
+            "invalid_input",
+            f"{what} has {count} {noun}: {lines[0]}" + (" …" if count > 1 else ""),
+            errors=[ErrorEntry("/source", line) for line in lines],
+        )
+
+    def raise_if_any(self, what: str = "The document") -> None:
+        if self.items:
+            raise self.to_problem(what)

@@ -1,0 +1,1 @@
+"""The one Liquid environment of the runtime, its limits, and the save-time template checks."""
