@@ -1,0 +1,74 @@
+"""The one DynamoDB table: keys and indexes, read by the CDK stack and by the local server.
+
+Single-table layout (items of one playbook share a partition, so a playbook is one key range):
+
+=====================================  =========================================  =====================
+item                                   pk / sk                                     gsi1pk / gsi1sk
+=====================================  =========================================  =====================
+definition (head: latest version)      ``PB#{org}#{playbook}`` / ``DEF#{type}#{name}``  ``PB#…#DEF#{type}`` / ``{created_at}#{name}``
+definition version (immutable)         ``PB#…`` / ``DEFV#{type}#{name}#{version:08d}``   —
+=====================================  =========================================  =====================
+
+Later items (runs, requests, events, conversations) add their own prefixes under the same keys.
+``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+
+@dataclass(frozen=True)
+class IndexDefinition:
+    name: str
+    partition_key: str
+    sort_key: str
+
+
+@dataclass(frozen=True)
+class TableDefinition:
+    partition_key: str
+    sort_key: str
+    indexes: tuple[IndexDefinition, ...]
+    #: Attribute holding an epoch-seconds expiry, for DynamoDB TTL (moto never deletes; AWS does).
+    ttl_attribute: str
+
+    def create_table_arguments(self, table_name: str) -> dict[str, Any]:
+        """Arguments for boto3 ``create_table`` (on-demand), as the local runtime creates it."""
+        attributes = {self.partition_key, self.sort_key}
+        for index in self.indexes:
+            attributes.update((index.partition_key, index.sort_key))
+        return {
+            "TableName": table_name,
+            "BillingMode": "PAY_PER_REQUEST",
+            "KeySchema": [
+                {"AttributeName": self.partition_key, "KeyType": "HASH"},
+                {"AttributeName": self.sort_key, "KeyType": "RANGE"},
+            ],
+            "AttributeDefinitions": [
+                {"AttributeName": name, "AttributeType": "S"} for name in sorted(attributes)
+            ],
+            "GlobalSecondaryIndexes": [
+                {
+                    "IndexName": index.name,
+                    "KeySchema": [
+                        {"AttributeName": index.partition_key, "KeyType": "HASH"},
+                        {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+                for index in self.indexes
+            ],
+        }
+
+
+TABLE: Final = TableDefinition(
+    partition_key="pk",
+    sort_key="sk",
+    indexes=(IndexDefinition(name="gsi1", partition_key="gsi1pk", sort_key="gsi1sk"),),
+    ttl_attribute="ttl",
+)
+
+#: The environment variable that names the table in every function (and locally).
+TABLE_NAME_VARIABLE: Final = "PARLEY_TABLE"
