@@ -1,0 +1,60 @@
+# Parley — the README's two commands are `make serve` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+CLOCK ?= real
+CONFIG ?= examples/operator.yaml
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+
+.DEFAULT_GOAL := help
+.PHONY: help install install-local serve test lint format typecheck unit synth bench clean
+
+help: ## List the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[local]'
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed-local
+
+install-local: $(VENV)/.installed-local ## Create the virtualenv with what the local server needs
+
+install: $(VENV)/.installed-dev ## Create the virtualenv with everything (tests, CDK, linters)
+
+serve: install-local ## Install, then start the local server on 127.0.0.1:8000 (CLOCK=manual for tests)
+	$(BIN)/parley serve --host $(HOST) --port $(PORT) --config $(CONFIG) --clock $(CLOCK)
+
+lint: install ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install ## Format the code with ruff
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+typecheck: install ## mypy --strict over the core package
+	$(BIN)/mypy
+
+unit: install ## Only the tests, in parallel
+	$(BIN)/pytest -n 2 -q
+
+test: install lint typecheck unit ## Install and run every check: ruff, mypy, all tests
+
+synth: install ## Synthesize the CDK app offline, without Docker, into cdk.out/
+	cd cdk && ../$(BIN)/python app.py
+
+bench: install ## Print the benchmark figures
+	$(BIN)/python -m benchmarks
+
+clean: ## Remove the virtualenv and build outputs
+	rm -rf $(VENV) cdk.out build .mypy_cache .ruff_cache .pytest_cache .hypothesis
