@@ -1,0 +1,1 @@
+"""`make bench`: figures Parley promises, measured and printed (never asserted in tests)."""
