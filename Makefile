@@ -10,7 +10,7 @@ CONFIG ?= examples/operator.yaml
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-local serve test lint format typecheck unit synth bench clean
+.PHONY: help install install-local serve test lint format typecheck unit synth deploy bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
@@ -42,19 +42,24 @@ format: install ## Format the code with ruff
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-typecheck: install ## mypy --strict over the core package
+typecheck: install ## mypy --strict over the core package and the CDK app
 	$(BIN)/mypy
+	MYPYPATH=cdk $(BIN)/mypy cdk/app.py cdk/parley_cdk
 
 unit: install ## Only the tests, in parallel
 	$(BIN)/pytest -n 2 -q
 
 test: install lint typecheck unit ## Install and run every check: ruff, mypy, all tests
 
-synth: install ## Synthesize the CDK app offline, without Docker, into cdk.out/
-	cd cdk && ../$(BIN)/python app.py
+STAGE ?= dev
+synth: install ## Synthesize the CDK app offline, without Docker, into cdk/cdk.out (STAGE=dev|prod)
+	cd cdk && ../$(BIN)/python app.py -c stage=$(STAGE)
+
+deploy: install ## Deploy a stage with the CDK CLI (needs AWS credentials; STAGE=dev|prod)
+	cd cdk && PATH="$(CURDIR)/$(BIN):$$PATH" npx --yes aws-cdk@2 deploy --no-notices -c stage=$(STAGE)
 
 bench: install ## Print the benchmark figures
 	$(BIN)/python -m benchmarks
 
 clean: ## Remove the virtualenv and build outputs
-	rm -rf $(VENV) cdk.out build .mypy_cache .ruff_cache .pytest_cache .hypothesis
+	rm -rf $(VENV) cdk/cdk.out build .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,108 @@
+"""The layer bundle without Docker: which pip command, for which platform, and the package copied beside.
+
+These run a stand-in for pip, so they need neither network nor a synth; a real synth (``python app.py``
+in ``cdk/``) builds the real bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from aws_cdk import DockerImage
+
+from parley_cdk.bundling import (
+    BundlingFailed,
+    LayerBuild,
+    LocalLayerBundling,
+    runtime_requirements,
+)
+from parley_cdk.compute import PYTHON_VERSION, python_runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _build(package_dir: Path) -> LayerBuild:
+    return LayerBuild(
+        package_dir=package_dir, requirements=("pydantic>=2.10,<3", "pyyaml>=6"), python_version="3.12"
+    )
+
+
+def _option_values(arguments: list[str], option: str) -> list[str]:
+    return [arguments[i + 1] for i, argument in enumerate(arguments) if argument == option]
+
+
+def test_the_layer_takes_the_projects_runtime_dependencies() -> None:
+    requirements = runtime_requirements(ROOT / "pyproject.toml")
+
+    assert "aws-lambda-powertools>=3.37,<4" in requirements
+    assert any(requirement.startswith("pydantic") for requirement in requirements)
+    # Development tools stay out of the layer.
+    assert not any(requirement.startswith(("moto", "aws-cdk-lib", "pytest")) for requirement in requirements)
+
+
+def test_pip_fetches_only_linux_arm64_wheels_for_the_lambda_python(tmp_path: Path) -> None:
+    arguments = _build(tmp_path).pip_arguments("/out/python")
+
+    assert arguments[0] == "install"
+    assert "--only-binary=:all:" in arguments
+    assert "manylinux2014_aarch64" in _option_values(arguments, "--platform")
+    assert all(platform.endswith("_aarch64") for platform in _option_values(arguments, "--platform"))
+    assert _option_values(arguments, "--python-version") == ["3.12"]
+    assert _option_values(arguments, "--implementation") == ["cp"]
+    assert _option_values(arguments, "--target") == ["/out/python"]
+    assert arguments[-2:] == ["pydantic>=2.10,<3", "pyyaml>=6"]
+
+
+def test_the_lambda_runtime_is_the_python_the_layer_is_built_for() -> None:
+    assert python_runtime().name == f"python{PYTHON_VERSION}"
+
+
+def _fake_pip(tmp_path: Path, exit_code: int) -> str:
+    """A stand-in for ``python``: records ``-m pip …`` arguments, then exits with ``exit_code``."""
+    script = tmp_path / "fake-python"
+    record = tmp_path / "pip-arguments.json"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"open({str(record)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "print('no matching distribution', file=sys.stderr)\n"
+        f"sys.exit({exit_code})\n"
+    )
+    script.chmod(0o755)
+    return str(script)
+
+
+def _package(tmp_path: Path) -> Path:
+    package = tmp_path / "src" / "parley"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"")
+    return package
+
+
+def test_local_bundling_runs_pip_and_copies_the_package_beside_its_dependencies(tmp_path: Path) -> None:
+    build = _build(_package(tmp_path))
+    out = tmp_path / "out"
+    out.mkdir()
+
+    bundled = LocalLayerBundling(build, python=_fake_pip(tmp_path, 0)).try_bundle(
+        str(out), image=DockerImage.from_registry("unused")
+    )
+
+    assert bundled is True
+    arguments = json.loads((tmp_path / "pip-arguments.json").read_text())
+    assert arguments == ["-m", "pip", *build.pip_arguments(str(out / "python"))]
+    assert (out / "python" / "parley" / "__init__.py").is_file()
+    assert not (out / "python" / "parley" / "__pycache__").exists()
+
+
+def test_a_failing_pip_fails_the_bundle_with_its_output(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    bundling = LocalLayerBundling(_build(_package(tmp_path)), python=_fake_pip(tmp_path, 1))
+
+    with pytest.raises(BundlingFailed, match="no matching distribution"):
+        bundling.try_bundle(str(out), image=DockerImage.from_registry("unused"))
