@@ -1,0 +1,124 @@
+"""The filters the runtime adds, and the standard ones written for it (reasoning-format.md, "Filters")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pytest
+
+from parley.templates.render import RenderFailure, render_text
+
+DATA: Mapping[str, object] = {"input": {}, "today": "2026-10-17", "now": "2026-10-17T10:18:42Z"}
+
+
+def render(source: str, **input_fields: object) -> str:
+    return render_text(source, {**DATA, "input": input_fields})
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("{{ 364028 | money }}", "$364,028"),
+        ("{{ 1234.5 | money }}", "$1,234.50"),
+        ('{{ "1234.5" | money }}', "$1,234.50"),
+        ('{{ "364028" | money }}', "$364,028"),
+        ("{{ 0.5 | money }}", "$0.50"),
+        ("{{ 1234.567 | money }}", "$1,234.57"),
+        ("{{ -1234.5 | money }}", "-$1,234.50"),
+        ("{{ 1000000 | money }}", "$1,000,000"),
+        ("{{ 12.0 | money }}", "$12"),
+    ],
+)
+def test_money(source: str, expected: str) -> None:
+    assert render(source) == expected
+
+
+def test_money_reads_the_input() -> None:
+    assert render("{{ input.total | money }}", total=364028) == "$364,028"
+
+
+@pytest.mark.parametrize("value", ['"abc"', '"1,000"', "true", "nil", "input.list", "input.obj"])
+def test_money_of_anything_else_stops_the_render(value: str) -> None:
+    with pytest.raises(RenderFailure, match="money takes a number"):
+        render(f"{{{{ {value} | money }}}}", list=[1], obj={"a": 1})
+
+
+def test_clip_cuts_to_400_code_points_by_default_and_appends_an_ellipsis() -> None:
+    text = "é" * 401
+    assert render("{{ input.notes | clip }}", notes=text) == "é" * 400 + "…"
+    assert render("{{ input.notes | clip }}", notes="é" * 400) == "é" * 400
+
+
+def test_clip_takes_a_length() -> None:
+    assert render("{{ input.notes | clip: 5 }}", notes="hello world") == "hello…"
+    assert render("{{ input.notes | clip: 200 }}", notes="short") == "short"
+    assert render("{{ input.notes | clip: 0 }}", notes="x") == "…"
+
+
+def test_clip_counts_code_points_not_bytes_or_graphemes() -> None:
+    assert render("{{ input.notes | clip: 2 }}", notes="👍🏽x") == "👍🏽…"
+
+
+def test_clip_refuses_a_negative_length() -> None:
+    with pytest.raises(RenderFailure, match="clip"):
+        render("{{ 'abc' | clip: -1 }}")
+
+
+def test_words_counts_runs_between_whitespace() -> None:
+    assert render("{% assign n = input.notes | words %}{{ n }}", notes="  one two\tthree\nfour  ") == "4"
+    assert render("{{ '' | words }}") == "0"
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("{{ input.l | join }}", "a b c"),
+        ('{{ input.l | join: ", " }}', "a, b, c"),
+        ("{{ input.l | array_to_sentence_string }}", "a, b, and c"),
+        ('{{ input.two | array_to_sentence_string: "or" }}', "a or b"),
+        ("{{ input.l | push: 'd' | json }}", '["a","b","c","d"]'),
+        ("{{ input.l | pop | json }}", '["a","b"]'),
+        ("{{ input.l | shift | json }}", '["b","c"]'),
+        ("{{ input.l | unshift: 'z' | json }}", '["z","a","b","c"]'),
+        ("{{ input.l | first }}{{ input.l | last }}", "ac"),
+        ("{{ input.dupes | uniq | json }}", '[1,true,"1",{"a":1}]'),
+        ("{{ input.obj | json }}", '{"a":1}'),
+        ("{{ input.obj | json: 2 }}", '{\n  "a": 1\n}'),
+        ('{{ "Hello, World!" | slugify }}', "hello-world"),
+        ('{{ "Héllo Wörld" | slugify: "latin" }}', "hello-world"),
+        ('{{ "a  \n b" | normalize_whitespace }}', "a b"),
+        ('{{ "one two  three" | number_of_words }}', "3"),
+        ('{{ "123" | to_integer | plus: 1 }}', "124"),
+        ('{{ "3.9" | to_integer }}', "3"),
+        ("{{ \"<a href='x'>\" | xml_escape }}", "&lt;a href=&#x27;x&#x27;&gt;"),
+        ("{{ '<b>' | raw }}", "<b>"),
+        ("{{ 'Hello' | upcase | append: '!' }}", "HELLO!"),
+    ],
+)
+def test_standard_filters(source: str, expected: str) -> None:
+    assert (
+        render(
+            source,
+            l=["a", "b", "c"],
+            two=["a", "b"],
+            dupes=[1, True, 1, "1", {"a": 1}, {"a": 1}],
+            obj={"a": 1},
+        )
+        == expected
+    )
+
+
+def test_group_by() -> None:
+    people = [{"team": "a", "n": 1}, {"team": "b", "n": 2}, {"team": "a", "n": 3}]
+    assert render("{{ input.people | group_by: 'team' | json }}", people=people) == (
+        '[{"name":"a","items":[{"team":"a","n":1},{"team":"a","n":3}]},{"name":"b","items":[{"team":"b","n":2}]}]'
+    )
+
+
+def test_uniq_is_linear_on_a_long_list() -> None:
+    assert render("{{ input.l | uniq | size }}", l=[str(i) for i in range(100_000)]) == "100000"
+
+
+def test_to_integer_of_a_word_stops_the_render() -> None:
+    with pytest.raises(RenderFailure, match="to_integer"):
+        render("{{ 'abc' | to_integer }}")
