@@ -23,7 +23,7 @@ from parley.documents.overview import write_overview
 from parley.documents.pointers import pointer_problem
 from parley.documents.problems import DocumentProblems
 from parley.documents.reply_rule import ReplyRule, reply_rule_problems, resolve_reply_rule
-from parley.templates.checks import PlaceNames, check_template, template_roots
+from parley.templates.checks import PlaceNames, check_template, place_names, template_roots
 
 MEDIA_TYPE: Final = "text/markdown"
 MAX_SOURCE_BYTES: Final = 65_536
@@ -34,27 +34,15 @@ TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 EXPIRES_BOUNDS: Final = (timedelta(minutes=1), timedelta(days=30))
 WAIT_BOUNDS: Final = (timedelta(seconds=5), timedelta(hours=1))
 
-_LEAF: Final = frozenset[str]()
-
-# "Templates and pointers": the names each place reads. ``None`` lets a name be read at any depth.
-MESSAGE_PLACE: Final = PlaceNames({"input": None, "today": _LEAF, "now": _LEAF})
-DELIVER_PLACE: Final = PlaceNames(
-    {
-        "input": None,
-        "today": _LEAF,
-        "now": _LEAF,
-        "to": _LEAF,
-        "message": _LEAF,
-        "run_id": _LEAF,
-        "function": _LEAF,
-        "expires_at": _LEAF,
-        "answer_schema": None,
-    }
-)
-_SENT: Final = frozenset({"conversation", "id"})
-CONVERSATION_PLACE: Final = PlaceNames({"to": _LEAF, "sent": _SENT})
-REPLIES_PLACE: Final = PlaceNames({"to": _LEAF, "sent": _SENT, "conversation": _LEAF, "since": _LEAF})
-TELL_PLACE: Final = PlaceNames({"to": _LEAF, "sent": _SENT, "message": _LEAF})
+# "Templates and pointers": the names each place reads.
+TO_PLACE: Final = place_names("to")
+FROM_PLACE: Final = place_names("from")
+MESSAGE_PLACE: Final = place_names("message")
+CALL_PLACE: Final = place_names("call.with")
+DELIVER_PLACE: Final = place_names("deliver.with")
+CONVERSATION_PLACE: Final = place_names("replies.conversation")
+REPLIES_PLACE: Final = place_names("replies.with")
+TELL_PLACE: Final = place_names("tell.with")
 
 
 class Shape(Enum):
@@ -220,9 +208,9 @@ class _Checker:
             self.call(fm["call"])
             return shape, None
 
-        for field in ("to", "from"):
+        for field, place in (("to", TO_PLACE), ("from", FROM_PLACE)):
             if field in fm:
-                self.template(f"/{field}", fm[field], MESSAGE_PLACE)
+                self.template(f"/{field}", fm[field], place)
         if "expires" in fm:
             self.duration(
                 "/expires", fm["expires"], EXPIRES_BOUNDS, "one minute to thirty days (PT1M to P30D)"
@@ -231,7 +219,7 @@ class _Checker:
             for line, message in check_template(
                 body, place=MESSAGE_PLACE, input_schema=self.input_schema, first_line=body_first_line
             ):
-                self.problems.add(line, "", f"The message: {message}")
+                self.problems.add(line, "", message)
         if "deliver" in fm:
             self.deliver(fm["deliver"])
         if "replies" in fm:
@@ -306,7 +294,7 @@ class _Checker:
         if "read" in block:
             self.pointer("/call/read", block["read"], allow_empty=False)
         arguments = block.get("with", {})
-        self.arguments("/call/with", arguments, MESSAGE_PLACE)
+        self.arguments("/call/with", arguments, CALL_PLACE)
         too_large = isinstance(arguments, dict) and json_size(arguments) > MAX_CALL_ARGUMENTS
         if too_large and "input" not in _roots_read(arguments):
             self.problem(

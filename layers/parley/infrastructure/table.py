@@ -2,12 +2,9 @@
 
 Single-table layout (items of one playbook share a partition, so a playbook is one key range):
 
-=====================================  =========================================  =====================
-item                                   pk / sk                                     gsi1pk / gsi1sk
-=====================================  =========================================  =====================
-definition (head: latest version)      ``PB#{org}#{playbook}`` / ``DEF#{type}#{name}``  ``PB#…#DEF#{type}`` / ``{created_at}#{name}``
-definition version (immutable)         ``PB#…`` / ``DEFV#{type}#{name}#{version:08d}``   —
-=====================================  =========================================  =====================
+- definition head (the latest version): pk ``PB#{org}#{playbook}``, sk ``DEF#{type}#{name}``;
+  gsi1pk ``PB#{org}#{playbook}#DEF#{type}``, gsi1sk ``{created_at}#{name}``.
+- definition version (immutable): pk ``PB#{org}#{playbook}``, sk ``DEFV#{type}#{name}#{version:08d}``.
 
 Later items (runs, requests, events, conversations) add their own prefixes under the same keys.
 ``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time.

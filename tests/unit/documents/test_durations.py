@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from parley.documents.durations import (
     EXPIRES_MAX,
     EXPIRES_MIN,

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from parley.documents.front_matter import (
     MAX_NESTING,
     LineIndex,

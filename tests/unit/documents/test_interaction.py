@@ -196,9 +196,11 @@ class TestToolBlocks:
     def test_call_arguments_over_16_kib_that_read_no_input(self) -> None:
         big = "x" * (17 * 1024)
         base = (EXAMPLES / "read-thread-replies.md").read_text()
+        reading_input = "".join(
+            line + "\n" for line in base.splitlines() if "{{ input." in line and "limit" not in line
+        )
         refused = base.replace("limit: '{{ input.limit }}'", f"limit: 5\n    blob: {big}").replace(
-            "    channel: '{{ input.channel }}'\n    ts: '{{ input.ts }}'\n    oldest: '{{ input.since | default: \"0\" }}'\n",
-            "",
+            reading_input, ""
         )
         assert has(problems(refused), "Line 6, /call/with:", "16 KiB")
         reads_input = base.replace(
@@ -212,13 +214,14 @@ class TestTemplates:
         found = problems(doc(INBOX.replace("'{{ input.owner }}'", "'{{ owner }}'")))
         assert has(found, "Line 2, /to:")
         found = problems(doc(INBOX, body="Hello\n{{ sent.id }}\n"))
-        assert has(found, "Line 10:", "sent")
+        assert has(found, "Line 11:", "sent")
 
     def test_deliver_with_reads_the_request(self) -> None:
         check_interaction_source(
             CHAT.replace(
                 "text: '{{ message }}'\n  sent",
-                "text: '{{ message }} {{ run_id }} {{ function }} {{ expires_at }}'\n    schema: '{{ answer_schema }}'\n  sent",
+                "text: '{{ message }} {{ run_id }} {{ function }} {{ expires_at }}'\n"
+                "    schema: '{{ answer_schema }}'\n  sent",
             )
         )
         assert has(
@@ -240,7 +243,7 @@ class TestTemplates:
         )
 
     def test_a_property_the_input_schema_does_not_allow(self) -> None:
-        closed = INBOX + "      additionalProperties: false\n"
+        closed = INBOX + "    additionalProperties: false\n"
         assert has(problems(doc(closed, body="Hi {{ input.nickname }}\n")), "Line 11:")
         check_interaction_source(doc(INBOX, body="Hi {{ input.nickname }}\n"))
 

@@ -17,7 +17,7 @@ EXAMPLES = [
     p.read_text()
     for p in sorted((Path(__file__).resolve().parents[3] / "examples" / "definitions").glob("*.md"))
 ]
-LINE = re.compile(r"^Line \d+(, /[^:]*)?: .+|^Line \d+, : .+", re.S)
+LINE = re.compile(r"^Line [1-9]\d*(: |, /).+", re.S)
 
 FRAGMENTS = [
     "{{",

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from parley.documents.front_matter import LineIndex, LoadedFrontMatter, load_front_matter
 from parley.documents.json_schema import (
     ANSWER_MAX_BYTES,

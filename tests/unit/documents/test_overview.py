@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from parley.documents.overview import MESSAGE_CUT, template_in_words, write_overview
 from parley.documents.reply_rule import ReplyRule, RulePart
 

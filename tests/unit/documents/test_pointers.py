@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from parley.documents.pointers import (
     escape_token,
     join_pointer,

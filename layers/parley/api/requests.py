@@ -1,0 +1,182 @@
+"""Reading a request: who calls, its JSON body and its query (``http-api.md``, "Base and auth").
+
+Client mistakes are told apart, and none is a 500:
+
+- a body over 1 MiB: ``413 content_too_large``;
+- a body whose ``Content-Type`` is not JSON: ``415 unsupported_media_type``;
+- a body that is not JSON, or not a JSON object: ``400 bad_request``;
+- body fields missing, unknown or of the wrong type: ``422 invalid_input``, one ``errors`` entry per
+  field with its JSON Pointer (``/name``, ``/source``); an absent body counts as ``{}``;
+- query values that cannot be used (``limit=0``, ``include_retired=maybe``): ``400 bad_request``.
+
+Bodies are checked after the caller is known (``401`` comes first).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from typing import Any, Final, Literal, TypeVar
+
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from pydantic import BaseModel, ValidationError
+
+from parley.auth import authenticate, authorize
+from parley.config import OperatorConfig, Principal
+from parley.definitions.model import PlaybookRef
+from parley.errors import ErrorEntry, Problem, capped_errors
+
+MAX_BODY_BYTES: Final = 1_048_576
+
+Model = TypeVar("Model", bound=BaseModel)
+
+_FIELD_MESSAGES: Final = {
+    "missing": "Required.",
+    "extra_forbidden": "Not a field of this request.",
+    "string_type": "Expected a string.",
+    "int_type": "Expected an integer.",
+    "bool_type": "Expected true or false.",
+    "dict_type": "Expected an object.",
+    "model_type": "Expected an object.",
+    "list_type": "Expected an array.",
+}
+
+
+def caller(
+    event: APIGatewayProxyEvent,
+    operator: OperatorConfig,
+    org: str,
+    playbook: str,
+    needs: Literal["read", "write"],
+) -> tuple[Principal, PlaybookRef]:
+    """The calling principal, once it is known to hold the role the call ``needs`` on the playbook."""
+    principal = authenticate(event.headers.get("authorization"), operator)
+    authorize(principal, org, playbook, needs)
+    return principal, PlaybookRef(org=org, playbook=playbook)
+
+
+def json_object_body(event: APIGatewayProxyEvent) -> dict[str, Any]:
+    """The body as a JSON object; an absent or empty body is ``{}``."""
+    raw = _raw_body(event)
+    if not raw:
+        return {}
+    if len(raw) > MAX_BODY_BYTES:
+        raise Problem(
+            "content_too_large",
+            f"A body is at most {MAX_BODY_BYTES:,} bytes (1 MiB); this one is {len(raw):,}.",
+        )
+    content_type = event.headers.get("content-type")
+    if not is_json_media_type(content_type):
+        shown = f"{content_type!r}" if content_type else "none"
+        raise Problem(
+            "unsupported_media_type", f"Send the body as application/json (Content-Type was {shown})."
+        )
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise Problem("bad_request", f"The body is not valid JSON: {_json_error(exc)}") from None
+    except RecursionError:
+        raise Problem("bad_request", "The body nests too deeply to be read.") from None
+    if not isinstance(data, dict):
+        raise Problem("bad_request", f"The body is a JSON object, not {_json_kind(data)}.")
+    return data
+
+
+def parse_body(model: type[Model], event: APIGatewayProxyEvent) -> Model:
+    """The JSON object body as ``model`` (strict types, no unknown fields), or ``422 invalid_input``."""
+    data = json_object_body(event)
+    try:
+        return model.model_validate(data, strict=True)
+    except ValidationError as exc:
+        entries = [
+            ErrorEntry(_pointer(error["loc"]), _FIELD_MESSAGES.get(error["type"], error["msg"]))
+            for error in exc.errors(include_input=False, include_url=False)
+        ]
+        first = entries[0]
+        more = f" (and {len(entries) - 1} more)" if len(entries) > 1 else ""
+        raise Problem(
+            "invalid_input", f"{first.pointer}: {first.detail}{more}", errors=capped_errors(entries)
+        ) from None
+
+
+def is_json_media_type(content_type: str | None) -> bool:
+    """``application/json`` or ``application/<something>+json``, with any parameters."""
+    if not content_type:
+        return False
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    kind, _, subtype = media_type.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def query_limit(query: Mapping[str, str], default: int, most: int) -> int:
+    raw = query.get("limit")
+    if raw is None:
+        return default
+    text = raw.strip()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= most:
+        raise Problem("bad_request", f"limit is a whole number from 1 to {most} ({default} when left out).")
+    return int(text)
+
+
+def query_flag(query: Mapping[str, str], name: str) -> bool:
+    raw = query.get(name)
+    if raw is None:
+        return False
+    value = raw.strip().lower()
+    if value in ("true", "1", ""):
+        return True
+    if value in ("false", "0"):
+        return False
+    raise Problem("bad_request", f"{name} is true or false, not {raw!r}.")
+
+
+def query_text(query: Mapping[str, str], name: str) -> str | None:
+    raw = query.get(name)
+    if raw is None:
+        return None
+    if not raw:
+        raise Problem("bad_request", f"{name} cannot be empty; leave it out instead.")
+    return raw
+
+
+def _raw_body(event: APIGatewayProxyEvent) -> bytes:
+    body = event.body
+    if not body:
+        return b""
+    if event.is_base64_encoded:
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError):
+            raise Problem("bad_request", "The body is not valid base64.") from None
+    return body.encode("utf-8")
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _json_error(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno}, column {exc.colno}."
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8."
+    return f"{exc}."
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array"
+
+
+def _pointer(loc: tuple[int | str, ...]) -> str:
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in loc)

@@ -1,0 +1,36 @@
+"""Routes registered once, so that a path the API knows under other methods answers 405 with ``Allow``
+(powertools answers 404 for any method it has no route for)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+
+#: Every route is relative to this base (``http-api.md``, "Base and auth").
+PLAYBOOK_BASE: Final = "/v1/orgs/<org>/playbooks/<playbook>"
+
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+
+
+class Routes:
+    """Registers routes on the resolver and remembers which methods each path takes."""
+
+    def __init__(self, app: APIGatewayRestResolver) -> None:
+        self.app = app
+        self._patterns: list[tuple[re.Pattern[str], str]] = []
+
+    def add(self, method: str, rule: str) -> Callable[[Handler], Handler]:
+        """Register the decorated function for ``method`` on ``rule``; a GET also answers HEAD (RFC 9110)."""
+        methods = [method.upper(), *(["HEAD"] if method.upper() == "GET" else [])]
+        pattern = re.compile("^" + re.sub(r"<\w+>", "[^/]+", rule) + "/*$")
+        self._patterns.extend((pattern, m) for m in methods)
+        register: Callable[[Handler], Handler] = self.app.route(rule, methods)
+        return register
+
+    def allowed_methods(self, path: str) -> list[str]:
+        """The methods some route takes on ``path``, in a stable order (none: no such path)."""
+        methods = {method for pattern, method in self._patterns if pattern.match(path)}
+        return sorted(methods)

@@ -1,0 +1,328 @@
+"""Operator configuration (``http-api.md``, "Operator configuration") and the environment settings.
+
+What the operator sets, not a playbook: principals and their grants, tool servers, limits. Locally it
+is one YAML file (``parley serve --config FILE``); on AWS it is the text of the environment variable
+``PARLEY_OPERATOR_CONFIG`` (JSON or YAML) until a JWT authorizer replaces token principals.
+
+Secrets (principal tokens, tool server headers) are :class:`pydantic.SecretStr`: they never appear in
+``repr``, logs or ``model_dump_json``; read them with ``get_secret_value()`` where they are used.
+Unknown keys are refused, and every loading error names the file (or variable) and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Final, Literal, Union
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+OPERATOR_CONFIG_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG"
+OPEN_REQUESTS_VARIABLE: Final = "INTERACTION_OPEN_REQUESTS"
+DEFAULT_INTERACTION_OPEN_REQUESTS: Final = 10_000
+
+_IDENTIFIER: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SERVER_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
+def _identifier(value: str) -> str:
+    # Org and playbook ids become parts of table keys (``PB#{org}#{playbook}``), so ``#`` and ``/`` are out.
+    if not _IDENTIFIER.match(value):
+        raise ValueError(
+            "an org or playbook id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def _server_name(value: str) -> str:
+    if not _SERVER_NAME.match(value):
+        raise ValueError("a tool server name is 1 to 32 of a-z, 0-9 and '-', starting with a letter")
+    return value
+
+
+Identifier = Annotated[str, AfterValidator(_identifier)]
+ServerName = Annotated[str, AfterValidator(_server_name)]
+Role = Literal["read", "write"]
+
+
+class OperatorConfigError(ValueError):
+    """The operator configuration cannot be used; the message names the source and the field."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+class Grant(_Model):
+    """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything)."""
+
+    org: Identifier
+    playbook: Identifier
+    role: Role
+
+
+class Principal(_Model):
+    """Who calls the API; ``id`` is what ``answered_by``/``started_by`` record."""
+
+    id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    token: SecretStr = Field(description="local only; on AWS principals come from the JWT")
+    grants: tuple[Grant, ...] = ()
+
+    @field_validator("token")
+    @classmethod
+    def _token_not_empty(cls, token: SecretStr) -> SecretStr:
+        if not token.get_secret_value().strip():
+            raise ValueError("a token cannot be empty")
+        return token
+
+    @field_validator("grants")
+    @classmethod
+    def _one_grant_per_playbook(cls, grants: tuple[Grant, ...]) -> tuple[Grant, ...]:
+        _refuse_duplicates(((g.org, g.playbook) for g in grants), "grant for org/playbook")
+        return grants
+
+    def role_on(self, org: str, playbook: str) -> Role | None:
+        """The role this principal holds on the playbook, or ``None``."""
+        for grant in self.grants:
+            if grant.org == org and grant.playbook == playbook:
+                return grant.role
+        return None
+
+
+class ToolServer(_Model):
+    """A streamable-HTTP MCP server the runtime may call for the orgs (and playbooks) it serves."""
+
+    name: ServerName
+    url: str
+    orgs: tuple[Identifier, ...]
+    playbooks: tuple[Identifier, ...] | None = None
+    allowed: tuple[Annotated[str, StringConstraints(min_length=1)], ...] | None = None
+    record_content: bool = True
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    @field_validator("orgs")
+    @classmethod
+    def _some_orgs(cls, orgs: tuple[str, ...]) -> tuple[str, ...]:
+        if not orgs:
+            raise ValueError("a tool server serves at least one org")
+        return orgs
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("a tool server url is an http:// or https:// URL with a host")
+        return url
+
+    def serves(self, org: str, playbook: str) -> bool:
+        """Whether a playbook may use this server."""
+        return org in self.orgs and (self.playbooks is None or playbook in self.playbooks)
+
+
+class Limits(_Model):
+    interaction_open_requests: int = Field(default=DEFAULT_INTERACTION_OPEN_REQUESTS, ge=1)
+
+
+class OperatorConfig(_Model):
+    """The whole operator configuration; an empty one has no principals, so every call is 401."""
+
+    principals: tuple[Principal, ...] = ()
+    tool_servers: tuple[ToolServer, ...] = ()
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("principals")
+    @classmethod
+    def _distinct_principals(cls, principals: tuple[Principal, ...]) -> tuple[Principal, ...]:
+        _refuse_duplicates((p.id for p in principals), "principal id")
+        tokens = [p.token.get_secret_value() for p in principals]
+        if len(set(tokens)) != len(tokens):
+            raise ValueError("two principals share a token; each token names one principal")
+        return principals
+
+    @field_validator("tool_servers")
+    @classmethod
+    def _distinct_servers(cls, servers: tuple[ToolServer, ...]) -> tuple[ToolServer, ...]:
+        _refuse_duplicates((s.name for s in servers), "tool server name")
+        return servers
+
+
+def _refuse_duplicates(values: Iterable[object], what: str) -> None:
+    seen: set[object] = set()
+    for value in values:
+        if value in seen:
+            shown = "/".join(value) if isinstance(value, tuple) else value
+            raise ValueError(f"duplicate {what} {shown!r}")
+        seen.add(value)
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing duplicate keys (a second value would silently win)."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    keys: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in keys:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        keys.add(key)
+    return dict(loader.construct_mapping(node, deep=deep))
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def parse_operator_config(text: str, source: str, environ: Mapping[str, str] | None = None) -> OperatorConfig:
+    """Parse YAML (or JSON, which is YAML) text; ``source`` names it in errors.
+
+    ``INTERACTION_OPEN_REQUESTS`` in ``environ`` (default: ``os.environ``) wins over ``limits``.
+    """
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError as exc:
+        raise OperatorConfigError(f"{source}: not valid YAML: {exc}") from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise OperatorConfigError(
+            f"{source}: the configuration is a mapping of principals, tool_servers, limits"
+        )
+    data = _apply_environment(data, source, os.environ if environ is None else environ)
+    try:
+        return OperatorConfig.model_validate(data)
+    except ValidationError as exc:
+        raise OperatorConfigError(_describe(exc, source)) from exc
+
+
+def load_operator_config(path: Path | str, environ: Mapping[str, str] | None = None) -> OperatorConfig:
+    """Read the operator configuration file at ``path``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise OperatorConfigError(f"{path}: cannot read the operator configuration: {exc.strerror}") from exc
+    return parse_operator_config(text, str(path), environ)
+
+
+def operator_config_from_environment(environ: Mapping[str, str] | None = None) -> OperatorConfig:
+    """The configuration in ``PARLEY_OPERATOR_CONFIG`` (as on AWS); empty when the variable is unset."""
+    env = os.environ if environ is None else environ
+    return parse_operator_config(env.get(OPERATOR_CONFIG_VARIABLE, ""), f"${OPERATOR_CONFIG_VARIABLE}", env)
+
+
+def _apply_environment(data: dict[str, Any], source: str, environ: Mapping[str, str]) -> dict[str, Any]:
+    raw = environ.get(OPEN_REQUESTS_VARIABLE)
+    if raw is None or raw.strip() == "":
+        return data
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise OperatorConfigError(
+            f"${OPEN_REQUESTS_VARIABLE}: expected a whole number, got {raw!r}"
+        ) from None
+    if value < 1:
+        raise OperatorConfigError(f"${OPEN_REQUESTS_VARIABLE}: must be at least 1, got {value}")
+    limits = data.get("limits")
+    if limits is None:
+        limits = {}
+    if not isinstance(limits, dict):
+        return data  # left to validation, which names `limits`
+    return {**data, "limits": {**limits, "interaction_open_requests": value}}
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False):
+        loc = tuple(error["loc"])
+        if error["type"] == "extra_forbidden":
+            parent, key = loc[:-1], loc[-1]
+            allowed = _allowed_keys(parent)
+            hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
+            lines.append(f"{source}: {_field_path(parent) or 'top level'}: unknown key {key!r}{hint}")
+        else:
+            message = str(error["msg"]).removeprefix("Value error, ")
+            lines.append(f"{source}: {_field_path(loc) or 'top level'}: {message}")
+    return "\n".join(lines)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
+    """The keys the model at ``loc`` takes, for an "unknown key" message."""
+    annotation: Any = OperatorConfig
+    for part in loc:
+        model = _model_in(annotation)
+        if isinstance(part, str):
+            if model is None or part not in model.model_fields:
+                return []
+            annotation = model.model_fields[part].annotation
+        else:
+            annotation = _item_type(annotation)
+    model = _model_in(annotation)
+    return list(model.model_fields) if model is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            found = _model_in(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def _item_type(annotation: Any) -> Any:
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        for arg in typing.get_args(annotation):
+            if arg is not type(None):
+                return _item_type(arg)
+    args = typing.get_args(annotation)
+    return args[0] if args else None
+
+
+# --- environment settings ----------------------------------------------------------------------
+
+
+class EnvironmentSettings(BaseModel):
+    """What a function reads from its environment, read when first needed (never at import)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    table_name: str = Field(min_length=3)
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str] | None = None) -> EnvironmentSettings:
+        from parley.infrastructure.table import TABLE_NAME_VARIABLE
+
+        env = os.environ if environ is None else environ
+        try:
+            return cls(table_name=env.get(TABLE_NAME_VARIABLE, ""))
+        except ValidationError as exc:
+            raise OperatorConfigError(f"${TABLE_NAME_VARIABLE} must name the table") from exc

@@ -1,0 +1,70 @@
+"""AWS emulated in process with moto, for the local server (and for tests that want the same).
+
+moto's DynamoDB backend does no locking of its own: two threads writing at once can both pass a
+condition, or undo each other's transaction. DynamoDB itself applies each request atomically, so
+:func:`serialized` wraps a client to apply one request at a time, which is what the service's
+conditional writes rely on.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import TYPE_CHECKING, Any, Final, cast
+
+import boto3
+
+from parley.infrastructure.table import TABLE
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+LOCAL_TABLE: Final = "parley-local"
+LOCAL_REGION: Final = "us-east-1"
+
+
+def local_dynamodb_client() -> DynamoDBClient:
+    """A DynamoDB client with fake credentials (never the machine's), for use under ``mock_aws``."""
+    session = boto3.session.Session(
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        aws_session_token="testing",
+        region_name=LOCAL_REGION,
+    )
+    return serialized(session.client("dynamodb"))
+
+
+def create_table(client: DynamoDBClient, table_name: str = LOCAL_TABLE) -> str:
+    """Create the one table as the CDK stack defines it; returns its name."""
+    client.create_table(**TABLE.create_table_arguments(table_name))
+    return table_name
+
+
+class _Serialized:
+    """Every method call of the wrapped client under one lock."""
+
+    def __init__(self, client: Any, lock: threading.RLock) -> None:
+        self._client = client
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute) or name == "exceptions":
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                return attribute(*args, **kwargs)
+
+        return call
+
+
+@functools.cache
+def _moto_lock() -> threading.RLock:
+    return threading.RLock()
+
+
+def serialized(client: DynamoDBClient, lock: threading.RLock | None = None) -> DynamoDBClient:
+    """``client``, applying one request at a time (one lock shared by every wrapped client, as moto's
+    backend is shared by the whole process)."""
+    return cast("DynamoDBClient", _Serialized(client, lock or _moto_lock()))

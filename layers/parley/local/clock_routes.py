@@ -1,0 +1,91 @@
+"""The manual clock's routes (``http-api.md``, "Local server").
+
+- ``GET /_local/clock`` answers ``{now}``.
+- ``POST /_local/clock/advance {"seconds": N}`` (N ≥ 0; 0 runs what is already due) moves the clock
+  on and answers ``{now}`` once all the work that fell due has run.
+
+They exist only under ``--clock manual`` and need no token; under ``--clock real`` the request goes
+to the API like any other and answers ``404``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+
+from parley.api.problems import json_result, problem_result
+from parley.api.requests import json_object_body
+from parley.clock import ManualClock, format_time
+from parley.errors import Problem
+from parley.runtime import DueWork
+
+CLOCK_PATH: Final = "/_local/clock"
+ADVANCE_PATH: Final = "/_local/clock/advance"
+#: Further than this is surely a mistake (and would overflow datetime soon after).
+MAX_ADVANCE_SECONDS: Final = 100 * 366 * 24 * 3600
+#: Work that keeps scheduling work at the same moment would otherwise never let the call return.
+MAX_STEPS: Final = 100_000
+
+
+def is_clock_path(path: str) -> bool:
+    return path.rstrip("/") in (CLOCK_PATH, ADVANCE_PATH)
+
+
+def answer_clock_route(event: dict[str, Any], clock: ManualClock, work: Sequence[DueWork]) -> dict[str, Any]:
+    """The REST proxy result for a request to one of the clock routes."""
+    path = str(event.get("path", "")).rstrip("/")
+    method = str(event.get("httpMethod", "")).upper()
+    allowed = "GET" if path == CLOCK_PATH else "POST"
+    try:
+        if method != allowed:
+            raise Problem(
+                "method_not_allowed",
+                f"{path} takes {allowed}, not {method}.",
+                headers={"Allow": allowed},
+            )
+        if path == CLOCK_PATH:
+            return json_result({"now": format_time(clock.now())})
+        seconds = _seconds(json_object_body(APIGatewayProxyEvent(event)))
+        return json_result({"now": format_time(advance(clock, seconds, work))})
+    except Problem as problem:
+        return problem_result(problem)
+
+
+def advance(clock: ManualClock, seconds: float, work: Sequence[DueWork]) -> datetime:
+    """Move ``clock`` on by ``seconds``, stopping at each due time on the way to run what fell due
+    (so that work scheduled by work runs at its own time), and finally at the target."""
+    target = clock.now() + timedelta(seconds=seconds)
+    for _ in range(MAX_STEPS):
+        due = [moment for hook in work if (moment := hook.next_due()) is not None and moment <= target]
+        if not due:
+            break
+        step = min(due)
+        if step > clock.now():
+            clock.advance((step - clock.now()).total_seconds())
+        for hook in work:
+            hook.run_due(clock.now())
+    else:
+        raise RuntimeError(f"due work kept falling due after {MAX_STEPS} steps")
+    if target > clock.now():
+        clock.advance((target - clock.now()).total_seconds())
+    return clock.now()
+
+
+def _seconds(body: dict[str, Any]) -> float:
+    value = body.get("seconds")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value < 0
+        or value > MAX_ADVANCE_SECONDS
+    ):
+        raise Problem(
+            "bad_request",
+            'Send {"seconds": N} with N a number of seconds, at least 0 (0 runs what is already due).',
+        )
+    return float(value)

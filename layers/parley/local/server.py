@@ -1,0 +1,242 @@
+"""``parley serve``: the whole API on one machine (``http-api.md``, "Local server").
+
+The same handler as on AWS (``parley.api.app.build_handler``), with DynamoDB emulated by moto in this
+process for the server's life, and a small HTTP front that turns each request into a real API Gateway
+REST proxy event and the handler's result back into HTTP. Calls into the handler are serialized: a
+Lambda instance serves one event at a time, and powertools' resolver relies on that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from typing import Any, Final, Literal
+
+from parley.api.problems import internal_problem, problem_result
+from parley.clock import Clock, ManualClock, SystemClock
+from parley.config import OperatorConfig, load_operator_config, operator_config_from_environment
+from parley.errors import Problem
+from parley.local.clock_routes import answer_clock_route, is_clock_path
+from parley.local.events import HttpReply, api_gateway_event, http_reply
+
+#: API Gateway refuses payloads over 10 MB before the function sees them; the front does the same.
+MAX_FRONT_BODY: Final = 10 * 1024 * 1024
+ClockMode = Literal["real", "manual"]
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    config: Path | None = None
+    clock: ClockMode = "real"
+
+
+@dataclass
+class LambdaContext:
+    """The parts of a Lambda context object the handler (and powertools) may read."""
+
+    aws_request_id: str
+    function_name: str = "parley-api-local"
+    function_version: str = "$LATEST"
+    memory_limit_in_mb: int = 1024
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:parley-api-local"
+    log_group_name: str = "/aws/lambda/parley-api-local"
+    log_stream_name: str = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+class LocalServer:
+    """The HTTP front and the emulated AWS services around one runtime. Use :func:`running`."""
+
+    def __init__(self, options: ServeOptions, operator: OperatorConfig) -> None:
+        from parley.api.app import build_handler
+        from parley.definitions.store import DynamoDefinitionStore
+        from parley.local.aws import create_table, local_dynamodb_client
+        from parley.runtime import Runtime
+
+        self.options = options
+        self.clock: Clock = ManualClock() if options.clock == "manual" else SystemClock()
+        client = local_dynamodb_client()
+        table = create_table(client)
+        self.runtime = Runtime(
+            definitions=DynamoDefinitionStore(client, table), clock=self.clock, operator=operator
+        )
+        self.handler = build_handler(self.runtime)
+        self.lock = threading.RLock()
+        self.httpd = _HttpServer((options.host, options.port), _RequestHandler)
+        self.httpd.local = self
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}"
+
+    def answer(
+        self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, ip: str
+    ) -> HttpReply:
+        event = api_gateway_event(method, target, headers, body, source_ip=ip)
+        with self.lock:
+            try:
+                if isinstance(self.clock, ManualClock) and is_clock_path(event["path"]):
+                    result = answer_clock_route(event, self.clock, self.runtime.due_work)
+                else:
+                    context = LambdaContext(aws_request_id=event["requestContext"]["requestId"])
+                    result = self.handler(event, context)
+            except Exception as exc:  # e.g. due work that failed: still an answer, never a dropped connection
+                result = problem_result(internal_problem(exc, path=event["path"]))
+        return http_reply(result)
+
+
+class _HttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    local: LocalServer
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HttpServer
+
+    def do_GET(self) -> None:
+        self._serve()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def _serve(self) -> None:
+        try:
+            body = self._read_body()
+        except _TooLarge:
+            self.close_connection = True
+            problem = Problem("content_too_large", f"A body is at most {MAX_FRONT_BODY:,} bytes here.")
+            self._write(http_reply(problem_result(problem)))
+            return
+        except ValueError:
+            self.close_connection = True
+            self._write(http_reply(problem_result(Problem("bad_request", "The body could not be read."))))
+            return
+        headers = [(name, value) for name, value in self.headers.items()]
+        reply = self.server.local.answer(self.command, self.path, headers, body, self.client_address[0])
+        self._write(reply)
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return self._read_chunked()
+        length_header = self.headers.get("Content-Length")
+        if not length_header:
+            return b""
+        length = int(length_header)
+        if length < 0:
+            raise ValueError("negative Content-Length")
+        if length > MAX_FRONT_BODY:
+            raise _TooLarge
+        return self.rfile.read(length)
+
+    def _read_chunked(self) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            line = self.rfile.readline(1024)
+            chunk_size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+            if chunk_size == 0:
+                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return b"".join(chunks)
+            size += chunk_size
+            if size > MAX_FRONT_BODY:
+                raise _TooLarge
+            chunks.append(self.rfile.read(chunk_size))
+            self.rfile.readline(16)
+
+    def _write(self, reply: HttpReply) -> None:
+        self.send_response(reply.status)
+        for name, value in reply.headers:
+            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(reply.body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(reply.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        sys.stderr.write(f"{self.address_string()} {format % args}\n")
+
+
+class _TooLarge(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def running(options: ServeOptions, operator: OperatorConfig) -> Iterator[LocalServer]:
+    """A started server, with moto active for its life; stopped on exit."""
+    from moto import mock_aws
+
+    with mock_aws():
+        server = LocalServer(options, operator)
+        thread = threading.Thread(
+            target=server.httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="parley-http", daemon=True
+        )
+        thread.start()
+        try:
+            yield server
+        finally:
+            server.httpd.shutdown()
+            server.httpd.server_close()
+            thread.join(timeout=5)
+
+
+def serve(options: ServeOptions) -> int:
+    """Run the local server until SIGTERM or Ctrl-C; returns the exit code (0 on a clean stop)."""
+    started = time.monotonic()
+    try:
+        if options.config is not None:
+            operator = load_operator_config(options.config)
+        else:
+            operator = operator_config_from_environment()
+    except ValueError as exc:
+        print(f"parley serve: {exc}", file=sys.stderr)
+        return 2
+    if not operator.principals:
+        print(
+            "parley serve: no principals are configured, so every call answers 401; "
+            "pass --config FILE (see examples/operator.yaml)",
+            file=sys.stderr,
+        )
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        with contextlib.ExitStack() as stack:
+            try:
+                server = stack.enter_context(running(options, operator))
+            except OSError as exc:
+                print(f"parley serve: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
+                return 1
+            config = str(options.config) if options.config else "none"
+            print(
+                f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
+                f"ready in {time.monotonic() - started:.1f} s)",
+                flush=True,
+            )
+            while not stop.wait(0.2):
+                pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
