@@ -19,10 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from parley.clock import ManualClock
 from parley.documents.definition import CheckedDocument
 from parley.errors import ErrorEntry, Problem
+
+# Timing is for `make bench`, never for tests: on a busy 2-core machine a slow example is not a failure.
+settings.register_profile("parley", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("parley")
 
 ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"

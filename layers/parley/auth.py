@@ -13,10 +13,12 @@ JWT authorizer will name the principal instead (a later issue), and only :func:`
 from __future__ import annotations
 
 import hmac
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from parley.config import OperatorConfig, Principal
 from parley.errors import Problem
+
+if TYPE_CHECKING:  # the configuration models load with the runtime, not with this module
+    from parley.config import OperatorConfig, Principal
 
 CHALLENGE: Final = {"WWW-Authenticate": "Bearer"}
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from parley.clock import Clock, SystemClock
-from parley.config import EnvironmentSettings, OperatorConfig, operator_config_from_environment
 from parley.definitions.service import Checker, DefinitionService
 from parley.definitions.store import DefinitionStore, DynamoDefinitionStore
 from parley.documents.definition import check_source
+
+if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
+    from parley.config import OperatorConfig
 
 
 class DueWork(Protocol):
@@ -52,6 +54,8 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
     """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock and the
     operator configuration of ``PARLEY_OPERATOR_CONFIG``. Creates the boto3 client, so call it lazily."""
     import boto3
+
+    from parley.config import EnvironmentSettings, operator_config_from_environment
 
     settings = EnvironmentSettings.from_environment(environ)
     client = boto3.client("dynamodb")

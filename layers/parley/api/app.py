@@ -5,6 +5,9 @@ runtime from the environment (``PARLEY_TABLE``, ``PARLEY_OPERATOR_CONFIG``), nev
 ``build_handler(runtime)`` gives the same handler around any :class:`~parley.runtime.Runtime`: the
 local server and the tests use it.
 
+Only powertools' resolver and the problem mapping load with this module; the routes, the domain and
+the boto3 client load on the first event (``make bench`` measures both).
+
 powertools' resolver keeps the current event on a class attribute, so a handler serves one event at
 a time per process — as Lambda does. The local server serializes its calls for that reason.
 """
@@ -13,21 +16,26 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from parley.api.definitions import register_definition_routes
 from parley.api.log import logger
 from parley.api.problems import internal_problem, problem_result, register_problem_handlers
 from parley.api.routing import Routes
-from parley.runtime import Runtime, runtime_from_environment
+
+if TYPE_CHECKING:
+    from parley.runtime import Runtime
 
 Handler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
 
 
 def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     """The resolver with every route and the problem mapping, working with ``runtime``'s ports."""
+    # The routes bring the domain (pydantic bodies, the definitions service) with them: loaded when
+    # the first event is handled, so the module's cold import stays close to powertools' own.
+    from parley.api.definitions import register_definition_routes
+
     app = APIGatewayRestResolver()
     routes = Routes(app)
     register_definition_routes(routes, runtime)
@@ -52,6 +60,8 @@ def build_handler(runtime: Runtime) -> Handler:
 
 @functools.cache
 def _default_handler() -> Handler:
+    from parley.runtime import runtime_from_environment
+
     return build_handler(runtime_from_environment())
 
 

@@ -18,15 +18,17 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel, ValidationError
 
 from parley.auth import authenticate, authorize
-from parley.config import OperatorConfig, Principal
 from parley.definitions.model import PlaybookRef
 from parley.errors import ErrorEntry, Problem, capped_errors
+
+if TYPE_CHECKING:  # the configuration models load with the runtime, not with this module
+    from parley.config import OperatorConfig, Principal
 
 MAX_BODY_BYTES: Final = 1_048_576
 

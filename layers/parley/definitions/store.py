@@ -15,9 +15,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
-
 from parley.definitions.model import Definition, PlaybookRef
 from parley.errors import Problem
 from parley.infrastructure.table import TABLE
@@ -135,6 +132,10 @@ class DynamoDefinitionStore:
     """:class:`DefinitionStore` on the one table, through an injected low-level boto3 client."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        # boto3's (de)serializers load with the client, not with this module: the api handler module
+        # imports this one, and its cold import stays small (see `make bench`).
+        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
         self._client = client
         self._table = table_name
         self._serializer = TypeSerializer()
@@ -363,6 +364,8 @@ class DynamoDefinitionStore:
 def _translated() -> Iterator[None]:
     """Translate botocore errors at the adapter edge: conditions to port errors, overload to a
     ``503 unavailable`` problem; anything else propagates (and becomes ``500 internal``)."""
+    from botocore.exceptions import ClientError
+
     try:
         yield
     except ClientError as exc:
