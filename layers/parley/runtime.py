@@ -18,6 +18,7 @@ from parley.documents.definition import check_source
 
 if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
     from parley.config import OperatorConfig
+    from parley.runs.ports import Scheduler, Waits
 
 
 class DueWork(Protocol):
@@ -45,6 +46,10 @@ class Runtime:
     due_work: list[DueWork] = field(default_factory=list)
     #: The save-time document check; tests of the definition rules may put a simpler one here.
     check_document: Checker = check_source
+    #: Executions that hold waiting runs (Step Functions; locally moto's executor).
+    waits: Waits | None = None
+    #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
+    scheduler: Scheduler | None = None
 
     def definition_service(self) -> DefinitionService:
         return DefinitionService(self.definitions, self.clock, self.check_document)

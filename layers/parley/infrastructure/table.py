@@ -7,7 +7,9 @@ Single-table layout (items of one playbook share a partition, so a playbook is o
 - definition version (immutable): pk ``PB#{org}#{playbook}``, sk ``DEFV#{type}#{name}#{version:08d}``.
 
 Later items (runs, requests, events, conversations) add their own prefixes under the same keys.
-``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time.
+``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time. ``gsi2``
+serves a second view of the same items where one is needed (a run's history among the playbook's
+events).
 """
 
 from __future__ import annotations
@@ -63,7 +65,10 @@ class TableDefinition:
 TABLE: Final = TableDefinition(
     partition_key="pk",
     sort_key="sk",
-    indexes=(IndexDefinition(name="gsi1", partition_key="gsi1pk", sort_key="gsi1sk"),),
+    indexes=(
+        IndexDefinition(name="gsi1", partition_key="gsi1pk", sort_key="gsi1sk"),
+        IndexDefinition(name="gsi2", partition_key="gsi2pk", sort_key="gsi2sk"),
+    ),
     ttl_attribute="ttl",
 )
 
