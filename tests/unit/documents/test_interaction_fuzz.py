@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
+from document_strategies import mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,52 +13,7 @@ from parley.documents.definition import CheckedDocument
 from parley.documents.interaction import check_interaction_source
 from parley.errors import Problem
 
-EXAMPLES = [
-    p.read_text()
-    for p in sorted((Path(__file__).resolve().parents[3] / "examples" / "definitions").glob("*.md"))
-]
 LINE = re.compile(r"^Line [1-9]\d*(: |, /).+", re.S)
-
-FRAGMENTS = [
-    "{{",
-    "}}",
-    "{%",
-    "%}",
-    "${",
-    "&a",
-    "*a",
-    "!!str",
-    "---",
-    ":",
-    "- ",
-    "[",
-    "]",
-    "{",
-    "}",
-    "'",
-    '"',
-    "\t",
-    "\n",
-    "  ",
-    "yes",
-    "P2D",
-    "PT5S",
-    "~1",
-    "/",
-    "input.owner",
-    "sent.id",
-    "| json",
-    "| date",
-    "{% include 'x' %}",
-    "pattern: x",
-    "$ref: '#/$defs/a'",
-    "\x00",
-    "\u2028",
-    "é",
-    "0x1F",
-    ".inf",
-    "9" * 400,
-]
 
 
 def outcome(source: str) -> None:
@@ -74,28 +29,6 @@ def outcome(source: str) -> None:
     else:
         assert isinstance(checked, CheckedDocument)
         json.dumps(checked.front_matter)
-
-
-@st.composite
-def mutated(draw: st.DrawFn) -> str:
-    lines = draw(st.sampled_from(EXAMPLES)).split("\n")
-    for _ in range(draw(st.integers(1, 6))):
-        op = draw(st.sampled_from(["delete", "duplicate", "insert", "splice", "swap"]))
-        i = draw(st.integers(0, max(len(lines) - 1, 0)))
-        if op == "delete" and len(lines) > 1:
-            del lines[i]
-        elif op == "duplicate":
-            lines.insert(i, lines[i])
-        elif op == "insert":
-            lines.insert(i, draw(st.text(max_size=40)))
-        elif op == "splice":
-            line = lines[i]
-            at = draw(st.integers(0, len(line)))
-            lines[i] = line[:at] + draw(st.sampled_from(FRAGMENTS)) + line[at:]
-        elif op == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-    return "\n".join(lines)
 
 
 json_values = st.recursive(
