@@ -99,6 +99,8 @@ class Compute(Construct):
         function = lambda_.Function(
             scope,
             "Function",
+            # Named, so that its ARN is known before it exists (the environment names the timer's).
+            function_name=self._settings.resource_name(definition.name),
             description=definition.description,
             runtime=python_runtime(),
             architecture=lambda_.Architecture.ARM_64,

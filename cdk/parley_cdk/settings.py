@@ -23,6 +23,10 @@ class StageSettings:
     def removal_policy(self) -> RemovalPolicy:
         return RemovalPolicy.RETAIN if self.retain_data else RemovalPolicy.DESTROY
 
+    def resource_name(self, name: str) -> str:
+        """The physical name of a named resource of this stage: ``parley-<stage>-<name>``."""
+        return f"parley-{self.name}-{name}"
+
 
 def stage_settings(name: str) -> StageSettings:
     """The settings of stage ``name`` (``dev`` or ``prod``); ``ValueError`` for any other name."""

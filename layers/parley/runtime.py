@@ -1,15 +1,17 @@
 """The ports a handler works with, bundled so they can be injected (tests, the local server) or built
 once from the environment (the Lambda function, on its first call).
 
-Later issues add the Step Functions, scheduler and tool-client ports here.
+Later issues add the tool-client and model ports here.
 """
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.clock import Clock, SystemClock
 from parley.definitions.service import Checker, DefinitionService
@@ -22,7 +24,8 @@ if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with t
 
 
 class DueWork(Protocol):
-    """Timed work the runtime runs when it falls due (deliveries, reads, expiries: later issues).
+    """Timed work the runtime runs when it falls due: locally, the scheduler port's work
+    (``parley.local.scheduler.LocalScheduler``: expiries now; deliveries and reads later).
 
     With a manual clock, ``POST /_local/clock/advance`` steps the clock from one due time to the next
     and calls :meth:`run_due` at each, so that work scheduled by work also runs in time order.
@@ -42,7 +45,8 @@ class Runtime:
     definitions: DefinitionStore
     clock: Clock
     operator: OperatorConfig
-    #: Hooks for "run the work that fell due"; empty until the scheduler exists.
+    #: Hooks for "run the work that fell due" under the manual clock (the local scheduler); empty on AWS,
+    #: where EventBridge Scheduler fires the work.
     due_work: list[DueWork] = field(default_factory=list)
     #: The save-time document check; tests of the definition rules may put a simpler one here.
     check_document: Checker = check_source
@@ -56,16 +60,73 @@ class Runtime:
 
 
 def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtime:
-    """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock and the
-    operator configuration of ``PARLEY_OPERATOR_CONFIG``. Creates the boto3 client, so call it lazily."""
+    """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock, the
+    operator configuration of ``PARLEY_OPERATOR_CONFIG``, and the waits and scheduler adapters of
+    ``PARLEY_STATE_MACHINE_ARN`` and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN``
+    (each left out when its variables are not set). Creates the DynamoDB client, so call it lazily; the
+    Step Functions and Scheduler clients are made on their first call (most events need neither)."""
     import boto3
 
     from parley.config import EnvironmentSettings, operator_config_from_environment
 
-    settings = EnvironmentSettings.from_environment(environ)
+    env = os.environ if environ is None else environ
+    settings = EnvironmentSettings.from_environment(env)
     client = boto3.client("dynamodb")
     return Runtime(
         definitions=DynamoDefinitionStore(client, settings.table_name),
         clock=SystemClock(),
-        operator=operator_config_from_environment(environ),
+        operator=operator_config_from_environment(env),
+        waits=waits_from_environment(env),
+        scheduler=scheduler_from_environment(env),
     )
+
+
+def waits_from_environment(environ: Mapping[str, str]) -> Waits | None:
+    """Step Functions ``Waits`` on ``PARLEY_STATE_MACHINE_ARN``; ``None`` without it."""
+    from parley.infrastructure.functions import STATE_MACHINE_ARN_VARIABLE
+    from parley.waits.stepfunctions import StepFunctionsWaits
+
+    arn = environ.get(STATE_MACHINE_ARN_VARIABLE)
+    if not arn:
+        return None
+    return StepFunctionsWaits(_lazy_client("stepfunctions"), arn)
+
+
+def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
+    """EventBridge Scheduler on ``PARLEY_SCHEDULE_GROUP``, calling ``PARLEY_TIMER_FUNCTION_ARN`` as
+    ``PARLEY_SCHEDULER_ROLE_ARN``; ``None`` unless all three are set."""
+    from parley.infrastructure.functions import (
+        SCHEDULE_GROUP_VARIABLE,
+        SCHEDULER_ROLE_ARN_VARIABLE,
+        TIMER_FUNCTION_ARN_VARIABLE,
+    )
+    from parley.scheduling.eventbridge import EventBridgeScheduler
+
+    group = environ.get(SCHEDULE_GROUP_VARIABLE)
+    role = environ.get(SCHEDULER_ROLE_ARN_VARIABLE)
+    target = environ.get(TIMER_FUNCTION_ARN_VARIABLE)
+    if not (group and role and target):
+        return None
+    return EventBridgeScheduler(_lazy_client("scheduler"), group, target, role)
+
+
+class _LazyClient:
+    """A boto3 client made on first use (creating one costs tens of milliseconds of a cold start)."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import boto3
+
+                    self._client = boto3.client(self._service)  # type: ignore[call-overload]
+        return getattr(self._client, name)
+
+
+def _lazy_client(service: str) -> Any:
+    return _LazyClient(service)

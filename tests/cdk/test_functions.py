@@ -65,3 +65,17 @@ def test_the_api_handler_is_the_apps_handle() -> None:
     spec.loader.exec_module(module)
 
     assert module.handler is handle
+
+
+@pytest.mark.parametrize("name", ["wait", "settle", "timer"])
+def test_the_run_functions_handlers_are_the_entries_of_the_runs_domain(name: str) -> None:
+    import importlib.util
+
+    from parley.runs import entry
+
+    spec = importlib.util.spec_from_file_location(f"{name}_handler", ROOT / function_named(name).handler)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    assert module.handler is getattr(entry, f"handle_{name}")

@@ -306,3 +306,210 @@ def test_cdk_nag_reports_a_finding_until_it_is_accepted() -> None:
 
     assert "AwsSolutions-L1" in [v.rule_name for v in before.violations]
     assert "AwsSolutions-L1" not in [v.rule_name for v in after.violations]
+
+
+# -- waiting runs: the state machine, the scheduler, and who may do what ---------------------------------
+
+
+def render(value: Any) -> Any:
+    """CloudFormation intrinsics as readable text: ``${Id.Arn}``, ``${AWS::Region}``; joins concatenated."""
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, argument),) = value.items()
+        if key == "Fn::Join":
+            separator, parts = argument
+            return separator.join(str(render(part)) for part in parts)
+        if key == "Fn::GetAtt":
+            return "${" + ".".join(argument) + "}"
+        if key == "Ref":
+            return "${" + argument + "}"
+    if isinstance(value, list):
+        return [render(item) for item in value]
+    return value
+
+
+def function_named_in(template: Template, name: str) -> tuple[str, Resource]:
+    return only(template, "AWS::Lambda::Function", {"Description": function_named(name).description})
+
+
+def statements_of_role(template: Template, role_id: str) -> list[dict[str, Any]]:
+    policies = template.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"Roles": Match.array_with([{"Ref": role_id}])}}
+    )
+    return [
+        {**s, "Action": as_list(s["Action"]), "Resource": render(as_list(s["Resource"]))}
+        for p in policies.values()
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def function_statements(template: Template, name: str) -> list[dict[str, Any]]:
+    _, function = function_named_in(template, name)
+    return statements_of_role(template, function["Properties"]["Role"]["Fn::GetAtt"][0])
+
+
+def who_may(template: Template, action: str) -> set[str]:
+    return {
+        definition.name
+        for definition in FUNCTIONS
+        if any(action in s["Action"] for s in function_statements(template, definition.name))
+    }
+
+
+STATE_MACHINE_ARN = (
+    "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:parley-dev-runs"
+)
+
+
+def test_every_function_is_named_for_its_stage(dev: Template, prod: Template) -> None:
+    for stage, template in (("dev", dev), ("prod", prod)):
+        for definition in FUNCTIONS:
+            _, function = function_named_in(template, definition.name)
+            assert function["Properties"]["FunctionName"] == f"parley-{stage}-{definition.name}"
+
+
+def test_the_state_machine_is_the_one_definition_with_the_functions_arns(dev: Template) -> None:
+    from parley.infrastructure.state_machine import state_machine_definition
+
+    wait_id, _ = function_named_in(dev, "wait")
+    settle_id, _ = function_named_in(dev, "settle")
+    props = properties_of(dev, "AWS::StepFunctions::StateMachine")
+    definition = json.loads(render(props["DefinitionString"]))
+
+    # What the local runtime runs in moto is what is deployed.
+    assert definition == state_machine_definition(f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}")
+    wait = definition["States"][definition["StartAt"]]
+    assert wait["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
+    assert wait["Parameters"]["FunctionName"] == f"${{{wait_id}.Arn}}"
+    assert wait["Parameters"]["Payload"] == {"token.$": "$$.Task.Token", "run.$": "$.run"}
+    assert wait["TimeoutSecondsPath"] == "$.timeout_seconds"
+    assert wait["Catch"][0]["ErrorEquals"] == ["States.ALL"]
+    settles = [definition["States"][wait["Next"]], definition["States"][wait["Catch"][0]["Next"]]]
+    assert [s["Parameters"]["FunctionName"] for s in settles] == [f"${{{settle_id}.Arn}}"] * 2
+    assert [s["Parameters"]["Payload"] for s in settles] == [
+        {"run.$": "$.run", "answered.$": "$.answered"},
+        {"run.$": "$.run", "error.$": "$.error"},
+    ]
+    assert "JSONata" not in json.dumps(definition)
+
+
+def test_the_state_machine_is_standard_named_logged_and_traced(dev: Template) -> None:
+    props = properties_of(dev, "AWS::StepFunctions::StateMachine")
+
+    assert props["StateMachineType"] == "STANDARD"
+    assert props["StateMachineName"] == "parley-dev-runs"
+    assert props["TracingConfiguration"] == {"Enabled": True}
+    assert props["LoggingConfiguration"]["Level"] == "ALL"
+    # Inputs and outputs carry answers: never copied into the logs.
+    assert props["LoggingConfiguration"]["IncludeExecutionData"] is False
+
+
+def test_the_state_machine_may_invoke_the_wait_and_settle_functions_only(dev: Template) -> None:
+    wait_id, _ = function_named_in(dev, "wait")
+    settle_id, _ = function_named_in(dev, "settle")
+    props = properties_of(dev, "AWS::StepFunctions::StateMachine")
+    role_id = props["RoleArn"]["Fn::GetAtt"][0]
+    trust = dev.to_json()["Resources"][role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    statements = statements_of_role(dev, role_id)
+    invoking = [s for s in statements if any(a.startswith("lambda:") for a in s["Action"])]
+
+    assert [s["Principal"] for s in trust] == [{"Service": "states.amazonaws.com"}]
+    assert [(s["Action"], s["Resource"]) for s in invoking] == [
+        (["lambda:InvokeFunction"], [f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}"])
+    ]
+    assert not any(
+        a.startswith(("states:", "dynamodb:", "scheduler:", "iam:")) for s in statements for a in s["Action"]
+    )
+
+
+def test_the_schedule_group_and_the_role_its_schedules_run_as(dev: Template) -> None:
+    timer_id, _ = function_named_in(dev, "timer")
+    group = properties_of(dev, "AWS::Scheduler::ScheduleGroup")
+    role_id, role = only(
+        dev,
+        "AWS::IAM::Role",
+        {
+            "AssumeRolePolicyDocument": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Principal": {"Service": "scheduler.amazonaws.com"}})]
+                )
+            }
+        },
+    )
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+
+    assert group["Name"] == "parley-dev-timers"
+    assert trust["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    assert render(trust["Condition"]["ArnEquals"]["aws:SourceArn"]) == (
+        "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule-group/parley-dev-timers"
+    )
+    # The schedules' target, and nothing else.
+    assert [(s["Action"], s["Resource"]) for s in statements_of_role(dev, role_id)] == [
+        (["lambda:InvokeFunction"], [f"${{{timer_id}.Arn}}"])
+    ]
+
+
+def test_every_function_gets_the_state_machine_and_the_scheduler_in_its_environment(dev: Template) -> None:
+    from parley.infrastructure.functions import (
+        SCHEDULE_GROUP_VARIABLE,
+        SCHEDULER_ROLE_ARN_VARIABLE,
+        STATE_MACHINE_ARN_VARIABLE,
+        TIMER_FUNCTION_ARN_VARIABLE,
+    )
+
+    scheduler_role_id, _ = only(
+        dev, "AWS::IAM::Role", {"Description": Match.string_like_regexp("invoke the timer function")}
+    )
+    for definition in FUNCTIONS:
+        _, function = function_named_in(dev, definition.name)
+        variables = function["Properties"]["Environment"]["Variables"]
+
+        assert render(variables[STATE_MACHINE_ARN_VARIABLE]) == STATE_MACHINE_ARN
+        assert (
+            variables[SCHEDULE_GROUP_VARIABLE] == properties_of(dev, "AWS::Scheduler::ScheduleGroup")["Name"]
+        )
+        assert variables[SCHEDULER_ROLE_ARN_VARIABLE] == get_att(scheduler_role_id)
+        assert render(variables[TIMER_FUNCTION_ARN_VARIABLE]) == (
+            "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:parley-dev-timer"
+        )
+
+
+def test_only_the_api_starts_executions(dev: Template) -> None:
+    (statement,) = [s for s in function_statements(dev, "api") if "states:StartExecution" in s["Action"]]
+
+    assert who_may(dev, "states:StartExecution") == {"api"}
+    assert statement["Resource"] == [STATE_MACHINE_ARN]
+
+
+@pytest.mark.parametrize("action", ["states:SendTaskSuccess", "states:SendTaskFailure"])
+def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: str) -> None:
+    # answer and cancel (api), an ending that raced ahead of the token (wait), expiry (timer); never settle.
+    assert who_may(dev, action) == {"api", "wait", "timer"}
+    for name in ("api", "wait", "timer"):
+        (statement,) = [s for s in function_statements(dev, name) if action in s["Action"]]
+        assert statement["Resource"] == [STATE_MACHINE_ARN]
+
+
+def test_only_the_api_makes_and_forgets_schedules_and_passes_only_the_schedulers_role(dev: Template) -> None:
+    scheduler_role_id, _ = only(
+        dev, "AWS::IAM::Role", {"Description": Match.string_like_regexp("invoke the timer function")}
+    )
+    statements = function_statements(dev, "api")
+    (scheduling,) = [s for s in statements if "scheduler:CreateSchedule" in s["Action"]]
+    (passing,) = [s for s in statements if "iam:PassRole" in s["Action"]]
+
+    assert who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == {"api"}
+    assert who_may(dev, "iam:PassRole") == {"api"}
+    assert sorted(scheduling["Action"]) == ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+    assert scheduling["Resource"] == [
+        "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/parley-dev-timers/*"
+    ]
+    assert passing["Resource"] == [f"${{{scheduler_role_id}.Arn}}"]
+    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+
+
+def test_no_function_may_invoke_functions_or_use_wildcard_actions(dev: Template) -> None:
+    for definition in FUNCTIONS:
+        for statement in function_statements(dev, definition.name):
+            assert not any(
+                a.startswith("lambda:") or a.endswith(":*") or a == "*" for a in statement["Action"]
+            )

@@ -35,10 +35,14 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     # The routes bring the domain (pydantic bodies, the definitions service) with them: loaded when
     # the first event is handled, so the module's cold import stays close to powertools' own.
     from parley.api.definitions import register_definition_routes
+    from parley.api.events import register_event_routes
+    from parley.api.runs import register_run_routes
 
     app = APIGatewayRestResolver()
     routes = Routes(app)
     register_definition_routes(routes, runtime)
+    register_run_routes(routes, runtime)
+    register_event_routes(routes, runtime)
     register_problem_handlers(app, routes.allowed_methods)
     return app
 

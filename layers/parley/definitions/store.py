@@ -10,13 +10,12 @@ means (``409`` for a taken name; read again and retry for an update).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from parley.definitions.model import Definition, PlaybookRef
-from parley.errors import Problem
+from parley.dynamo import ItemCodec, StoreConflict, StoreContention, item_key, translated
 from parley.infrastructure.table import TABLE
 
 if TYPE_CHECKING:
@@ -25,26 +24,7 @@ if TYPE_CHECKING:
 
 LIST_INDEX: Final = TABLE.indexes[0].name
 
-#: Error codes that mean "DynamoDB is busy or failing": the caller may try again later.
-_UNAVAILABLE_CODES: Final = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "ThrottlingError",
-        "ProvisionedThroughputExceeded",
-    }
-)
-
-
-class StoreConflict(Exception):
-    """A write's condition did not hold: the name is taken, or the head is no longer the one read."""
-
-
-class StoreContention(Exception):
-    """Another transaction was writing the same items at that moment; trying again may succeed."""
+__all__ = ["DefinitionStore", "DynamoDefinitionStore", "StoreConflict", "StoreContention"]
 
 
 @dataclass(frozen=True)
@@ -132,19 +112,24 @@ class DynamoDefinitionStore:
     """:class:`DefinitionStore` on the one table, through an injected low-level boto3 client."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
-        # boto3's (de)serializers load with the client, not with this module: the api handler module
-        # imports this one, and its cold import stays small (see `make bench`).
-        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
         self._client = client
         self._table = table_name
-        self._serializer = TypeSerializer()
-        self._deserializer = TypeDeserializer()
+        # boto3's (de)serializers load with the store, not with this module (see `parley.dynamo`).
+        self._codec = ItemCodec()
+
+    @property
+    def client(self) -> DynamoDBClient:
+        """The client, for the other stores of the same table (runs live beside definitions)."""
+        return self._client
+
+    @property
+    def table_name(self) -> str:
+        return self._table
 
     # --- reads ---------------------------------------------------------------------------------
 
     def get(self, playbook: PlaybookRef, definition_type: str, name: str) -> Definition | None:
-        with _translated():
+        with translated():
             response = self._client.get_item(
                 TableName=self._table,
                 Key=self._key(playbook_key(playbook), head_key(definition_type, name)),
@@ -156,7 +141,7 @@ class DynamoDefinitionStore:
     def get_version(
         self, playbook: PlaybookRef, definition_type: str, name: str, version: int
     ) -> DefinitionVersion | None:
-        with _translated():
+        with translated():
             response = self._client.get_item(
                 TableName=self._table,
                 Key=self._key(playbook_key(playbook), version_key(definition_type, name, version)),
@@ -217,7 +202,7 @@ class DynamoDefinitionStore:
             page_query: QueryInputTypeDef = {**query, "Limit": wanted}
             if start is not None:
                 page_query["ExclusiveStartKey"] = start
-            with _translated():
+            with translated():
                 response = self._client.query(**page_query)
             found.extend(self._head_from(item) for item in response.get("Items", []))
             start = response.get("LastEvaluatedKey")
@@ -228,7 +213,7 @@ class DynamoDefinitionStore:
     # --- writes --------------------------------------------------------------------------------
 
     def create(self, playbook: PlaybookRef, definition: Definition) -> None:
-        with _translated():
+        with translated():
             self._client.transact_write_items(
                 TransactItems=[
                     {
@@ -251,7 +236,7 @@ class DynamoDefinitionStore:
             )
 
     def save_version(self, playbook: PlaybookRef, definition: Definition) -> None:
-        with _translated():
+        with translated():
             self._client.transact_write_items(
                 TransactItems=[
                     {
@@ -278,7 +263,7 @@ class DynamoDefinitionStore:
             )
 
     def retire(self, playbook: PlaybookRef, definition: Definition) -> None:
-        with _translated():
+        with translated():
             self._client.put_item(
                 TableName=self._table,
                 Item=self._head_item(playbook, definition),
@@ -293,13 +278,13 @@ class DynamoDefinitionStore:
     # --- items ---------------------------------------------------------------------------------
 
     def _key(self, pk: str, sk: str) -> dict[str, AttributeValueTypeDef]:
-        return {TABLE.partition_key: {"S": pk}, TABLE.sort_key: {"S": sk}}
+        return item_key(pk, sk)
 
     def _serialize(self, values: Mapping[str, Any]) -> dict[str, AttributeValueTypeDef]:
-        return {name: self._serializer.serialize(value) for name, value in values.items()}
+        return self._codec.serialize(values)
 
     def _plain(self, item: Mapping[str, Any]) -> dict[str, Any]:
-        return {name: self._deserializer.deserialize(value) for name, value in item.items()}
+        return self._codec.plain(item)
 
     def _content(self, definition: Definition) -> dict[str, Any]:
         return {
@@ -358,30 +343,3 @@ class DynamoDefinitionStore:
             created_at=data["created_at"],
             updated_at=data["updated_at"],
         )
-
-
-@contextmanager
-def _translated() -> Iterator[None]:
-    """Translate botocore errors at the adapter edge: conditions to port errors, overload to a
-    ``503 unavailable`` problem; anything else propagates (and becomes ``500 internal``)."""
-    from botocore.exceptions import ClientError
-
-    try:
-        yield
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
-        if code == "ConditionalCheckFailedException":
-            raise StoreConflict(code) from exc
-        if code == "TransactionConflictException":
-            raise StoreContention(code) from exc
-        if code == "TransactionCanceledException":
-            reasons = {str(r.get("Code")) for r in exc.response.get("CancellationReasons", [])}
-            if "ConditionalCheckFailed" in reasons:
-                raise StoreConflict(code) from exc
-            if "TransactionConflict" in reasons:
-                raise StoreContention(code) from exc
-            if reasons & _UNAVAILABLE_CODES:
-                raise Problem("unavailable", "The store is busy; try again shortly.") from exc
-        if code in _UNAVAILABLE_CODES:
-            raise Problem("unavailable", "The store is busy; try again shortly.") from exc
-        raise

@@ -23,15 +23,19 @@ LOCAL_TABLE: Final = "parley-local"
 LOCAL_REGION: Final = "us-east-1"
 
 
-def local_dynamodb_client() -> DynamoDBClient:
-    """A DynamoDB client with fake credentials (never the machine's), for use under ``mock_aws``."""
-    session = boto3.session.Session(
+def local_session() -> boto3.session.Session:
+    """A session with fake credentials (never the machine's), for clients used under ``mock_aws``."""
+    return boto3.session.Session(
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
         aws_session_token="testing",
         region_name=LOCAL_REGION,
     )
-    return serialized(session.client("dynamodb"))
+
+
+def local_dynamodb_client() -> DynamoDBClient:
+    """A DynamoDB client with fake credentials, applying one request at a time (see above)."""
+    return serialized(local_session().client("dynamodb"))
 
 
 def create_table(client: DynamoDBClient, table_name: str = LOCAL_TABLE) -> str:

@@ -1,19 +1,31 @@
 """``parley serve``: the whole API on one machine (``http-api.md``, "Local server").
 
-The same handler as on AWS (``parley.api.app.build_handler``), with DynamoDB emulated by moto in this
-process for the server's life, and a small HTTP front that turns each request into a real API Gateway
-REST proxy event and the handler's result back into HTTP. Calls into the handler are serialized: a
-Lambda instance serves one event at a time, and powertools' resolver relies on that.
+The same handlers as on AWS, with AWS emulated by moto in this process for the server's life:
+
+- the API handler (``parley.api.app.build_handler``) behind a small HTTP front that turns each request
+  into a real API Gateway REST proxy event and the handler's result back into HTTP;
+- DynamoDB, with the table of ``parley.infrastructure.table``;
+- Step Functions executing the run's state machine, its Lambda tasks run by the project's ``wait`` and
+  ``settle`` handlers (``parley.local.executor``);
+- the scheduler port, calling the ``timer`` handler (``parley.local.scheduler``): on time with the real
+  clock, under ``POST /_local/clock/advance`` with the manual one.
+
+Calls into the API handler are serialized: a Lambda instance serves one event at a time, and
+powertools' resolver relies on that. After each request (and each piece of timed work) the server waits
+for the executions it set off to arrive — parked on their token, or ended and settled — so that what a
+client reads next already shows the effects, as the advance call promises. The handlers it waits for
+run on moto's threads and never take the server's lock, so the wait cannot deadlock.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,10 +38,14 @@ from parley.config import OperatorConfig, load_operator_config, operator_config_
 from parley.errors import Problem
 from parley.local.clock_routes import answer_clock_route, is_clock_path
 from parley.local.events import HttpReply, api_gateway_event, http_reply
+from parley.local.functions import LambdaContext
+
+__all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
 #: API Gateway refuses payloads over 10 MB before the function sees them; the front does the same.
 MAX_FRONT_BODY: Final = 10 * 1024 * 1024
 ClockMode = Literal["real", "manual"]
+LOG: Final = logging.getLogger("parley.local")
 
 
 @dataclass(frozen=True)
@@ -40,22 +56,6 @@ class ServeOptions:
     clock: ClockMode = "real"
 
 
-@dataclass
-class LambdaContext:
-    """The parts of a Lambda context object the handler (and powertools) may read."""
-
-    aws_request_id: str
-    function_name: str = "parley-api-local"
-    function_version: str = "$LATEST"
-    memory_limit_in_mb: int = 1024
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:000000000000:function:parley-api-local"
-    log_group_name: str = "/aws/lambda/parley-api-local"
-    log_stream_name: str = "local"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 29_000
-
-
 class LocalServer:
     """The HTTP front and the emulated AWS services around one runtime. Use :func:`running`."""
 
@@ -63,19 +63,49 @@ class LocalServer:
         from parley.api.app import build_handler
         from parley.definitions.store import DynamoDefinitionStore
         from parley.local.aws import create_table, local_dynamodb_client
+        from parley.local.executor import LocalExecutor
+        from parley.local.functions import project_functions
+        from parley.local.scheduler import LocalScheduler
         from parley.runtime import Runtime
 
         self.options = options
-        self.clock: Clock = ManualClock() if options.clock == "manual" else SystemClock()
-        client = local_dynamodb_client()
-        table = create_table(client)
-        self.runtime = Runtime(
-            definitions=DynamoDefinitionStore(client, table), clock=self.clock, operator=operator
-        )
-        self.handler = build_handler(self.runtime)
+        manual = options.clock == "manual"
+        self.clock: Clock = ManualClock() if manual else SystemClock()
         self.lock = threading.RLock()
+        # Listen first: a port in use fails before anything else is set up.
         self.httpd = _HttpServer((options.host, options.port), _RequestHandler)
         self.httpd.local = self
+        try:
+            client = local_dynamodb_client()
+            table = create_table(client)
+            self.runtime = Runtime(
+                definitions=DynamoDefinitionStore(client, table), clock=self.clock, operator=operator
+            )
+            self.functions = project_functions(self.runtime)
+            self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))
+            # Under the manual clock the wait's backstop follows that clock too (see parley.local.executor).
+            self.executor = LocalExecutor(self.functions.invoke, scheduler=self.scheduler if manual else None)
+            self.scheduler.after_each = self.executor.settle
+            self.runtime.waits = self.executor
+            self.runtime.scheduler = self.scheduler
+            self.runtime.due_work.append(self.scheduler)
+            self.handler = build_handler(self.runtime)
+        except BaseException:
+            self.httpd.server_close()
+            if hasattr(self, "executor"):
+                self.executor.close()
+            raise
+
+    def start_background(self) -> None:
+        """Once serving: create the state machine in the background, and with the real clock run timed
+        work on time from now on (the manual clock waits for the advance call)."""
+        self.executor.prepare()
+        if not isinstance(self.clock, ManualClock):
+            self.scheduler.start(self.lock)
+
+    def close(self) -> None:
+        self.scheduler.stop()
+        self.executor.close()
 
     @property
     def url(self) -> str:
@@ -97,7 +127,17 @@ class LocalServer:
                     result = self.handler(event, context)
             except Exception as exc:  # e.g. due work that failed: still an answer, never a dropped connection
                 result = problem_result(internal_problem(exc, path=event["path"]))
+            self._settle()
         return http_reply(result)
+
+    def _settle(self) -> None:
+        """Let the executions the request set off arrive (parked, or ended and settled) before answering."""
+        from parley.local.executor import SettleTimeout
+
+        try:
+            self.executor.settle()
+        except SettleTimeout as exc:  # the reply stands; the log says what is stuck
+            LOG.warning("%s", exc)
 
 
 class _HttpServer(ThreadingHTTPServer):
@@ -128,7 +168,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return
         headers = [(name, value) for name, value in self.headers.items()]
         reply = self.server.local.answer(self.command, self.path, headers, body, self.client_address[0])
-        self._write(reply)
+        try:
+            self._write(reply)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: nobody to tell
+            self.close_connection = True
 
     def _read_body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
@@ -180,22 +223,29 @@ class _TooLarge(Exception):
 
 
 @contextlib.contextmanager
-def running(options: ServeOptions, operator: OperatorConfig) -> Iterator[LocalServer]:
-    """A started server, with moto active for its life; stopped on exit."""
-    from moto import mock_aws
+def running(
+    options: ServeOptions, operator: OperatorConfig, announce: Callable[[LocalServer], None] | None = None
+) -> Iterator[LocalServer]:
+    """A started server, with moto active for its life; stopped on exit. ``announce`` runs once the
+    server listens and before it answers (so what it prints comes before any request's log line)."""
+    from parley.local.executor import local_aws
 
-    with mock_aws():
+    with local_aws():
         server = LocalServer(options, operator)
+        if announce is not None:
+            announce(server)
         thread = threading.Thread(
             target=server.httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="parley-http", daemon=True
         )
         thread.start()
+        server.start_background()
         try:
             yield server
         finally:
             server.httpd.shutdown()
             server.httpd.server_close()
             thread.join(timeout=5)
+            server.close()
 
 
 def serve(options: ServeOptions) -> int:
@@ -223,17 +273,20 @@ def serve(options: ServeOptions) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         with contextlib.ExitStack() as stack:
+            config = str(options.config) if options.config else "none"
+
+            def announce(server: LocalServer) -> None:
+                print(
+                    f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
+                    f"ready in {time.monotonic() - started:.1f} s)",
+                    flush=True,
+                )
+
             try:
-                server = stack.enter_context(running(options, operator))
+                stack.enter_context(running(options, operator, announce))
             except OSError as exc:
                 print(f"parley serve: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
                 return 1
-            config = str(options.config) if options.config else "none"
-            print(
-                f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
-                f"ready in {time.monotonic() - started:.1f} s)",
-                flush=True,
-            )
             while not stop.wait(0.2):
                 pass
     finally:

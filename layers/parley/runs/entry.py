@@ -1,0 +1,100 @@
+"""The entries of the functions a run's execution and the scheduler call (``wait``, ``settle``,
+``timer``): each adapts its event to one call of :class:`~parley.runs.service.RunService`.
+
+- ``wait`` (the ``.waitForTaskToken`` task): ``{"token", "run": {"org", "playbook", "run_id"}}`` →
+  ``park_request``: the token is kept on the open request, or the wait ends at once when the request
+  has already ended.
+- ``settle`` (after the wait): ``{"run", "answered": {...}}`` or ``{"run", "error": {"Error",
+  "Cause"}}`` → ``settle_run``: the run's ending, from what the store says.
+- ``timer`` (the scheduler's target): ``{"work": "expire", "run"}`` → ``expire_request``.
+
+``build_*_handler(runtime)`` wraps any runtime (the local runtime dispatches moto's Lambda invocations
+to them); ``handle_*`` are the Lambda entries, building the runtime from the environment on their first
+call, never at import. Every handler is idempotent: Step Functions, the scheduler and Lambda deliver at
+least once. A failure raises, so the caller's retry policy tries again.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from parley.runs.ports import RunKey
+
+if TYPE_CHECKING:
+    from parley.runs.service import RunService
+    from parley.runtime import Runtime
+
+FunctionHandler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
+
+
+def build_wait_handler(runtime: Runtime) -> FunctionHandler:
+    service = _service(runtime)
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        run = RunKey.from_json(event["run"])
+        token = event["token"]
+        if not isinstance(token, str) or not token:
+            raise ValueError("the wait task's event carries its task token as 'token'")
+        return {"run": run.as_json(), "outcome": service.park_request(run, token)}
+
+    return handler
+
+
+def build_settle_handler(runtime: Runtime) -> FunctionHandler:
+    service = _service(runtime)
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        run = RunKey.from_json(event["run"])
+        error = event.get("error")
+        name = str(error.get("Error")) if isinstance(error, Mapping) and error.get("Error") else None
+        return {"run": run.as_json(), "outcome": service.settle_run(run, name)}
+
+    return handler
+
+
+def build_timer_handler(runtime: Runtime) -> FunctionHandler:
+    service = _service(runtime)
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        work = event.get("work")
+        if work != "expire":
+            raise ValueError(f"the timer does not know the work {work!r}")
+        run = RunKey.from_json(event["run"])
+        return {"run": run.as_json(), "work": work, "outcome": service.expire_request(run)}
+
+    return handler
+
+
+def handle_wait(event: dict[str, Any], context: object) -> dict[str, Any]:
+    """The Lambda entry of the ``wait`` function."""
+    return _default(build_wait_handler)(event, context)
+
+
+def handle_settle(event: dict[str, Any], context: object) -> dict[str, Any]:
+    """The Lambda entry of the ``settle`` function."""
+    return _default(build_settle_handler)(event, context)
+
+
+def handle_timer(event: dict[str, Any], context: object) -> dict[str, Any]:
+    """The Lambda entry of the ``timer`` function."""
+    return _default(build_timer_handler)(event, context)
+
+
+def _service(runtime: Runtime) -> RunService:
+    from parley.runs.service import run_service
+
+    return run_service(runtime)
+
+
+@functools.cache
+def _default(build: Callable[[Runtime], FunctionHandler]) -> FunctionHandler:
+    return build(_default_runtime())
+
+
+@functools.cache
+def _default_runtime() -> Runtime:
+    from parley.runtime import runtime_from_environment
+
+    return runtime_from_environment()

@@ -1,0 +1,83 @@
+"""Events: their ids, their types, and how content is shown in lists (``interaction-format.md``, "The
+run's history"; ``http-api.md``, "Events").
+
+An event id sorts in time order: 13 digits of milliseconds since the epoch, 2 digits of the event's
+step within its run, then 16 hex digits of randomness (31 characters, URL-safe). The step keeps a run's
+events in order when they happen in the same millisecond, as they do under a manual clock: the
+request, then its answer, then the run's end.
+
+Content (the answer, the output; later the message and the arguments of deliveries) is shown whole by
+``get_event``. In a list (``list_playbook_events``, ``get_run_history``) a content field that takes more
+than 2 KiB as JSON is replaced by ``{"size": <bytes as JSON>}``, and the event names the fields so
+replaced in ``omitted``, so a client never mistakes the stand-in for the value::
+
+    {"id": "…", "type": "request_answered", "at": "…", "run_id": "…",
+     "data": {"answer": {"size": 5000}, "claimed_for": null, "answered_by": "alice"},
+     "omitted": ["answer"]}
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from parley.runs.model import Event
+
+INTERACTION_REQUESTED: Final = "interaction_requested"
+REQUEST_ANSWERED: Final = "request_answered"
+RUN_SUCCEEDED: Final = "run_succeeded"
+RUN_REJECTED: Final = "run_rejected"
+
+#: Each type's step within a run: the second part of the id (see the module's docstring).
+_STEPS: Final = {INTERACTION_REQUESTED: 10, REQUEST_ANSWERED: 50, RUN_SUCCEEDED: 90, RUN_REJECTED: 90}
+#: The fields of each type's ``data`` that hold content.
+CONTENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
+    REQUEST_ANSWERED: ("answer",),
+    RUN_SUCCEEDED: ("output",),
+}
+#: Content larger than this (bytes as JSON) is shown in lists as its size.
+LISTED_CONTENT_MAX: Final = 2048
+
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+EVENT_ID_PATTERN: Final = re.compile(r"^[0-9]{15}[0-9a-f]{16}$")
+
+
+def new_event_id(event_type: str, at: datetime) -> str:
+    return f"{_millis(at):013d}{_STEPS.get(event_type, 0):02d}{secrets.token_hex(8)}"
+
+
+def event_id_floor(at: datetime) -> str:
+    """The smallest id of an event at or after ``at`` (for ``since``)."""
+    return f"{_millis(at):013d}"
+
+
+def _millis(at: datetime) -> int:
+    return (at - _EPOCH) // timedelta(milliseconds=1)
+
+
+def is_event_id(text: str) -> bool:
+    return EVENT_ID_PATTERN.match(text) is not None
+
+
+def event_json(event: Event, *, listed: bool) -> dict[str, Any]:
+    """The event as the API shows it: whole, or as a list shows it (``listed``)."""
+    from parley.documents.json_schema import json_size  # with the first list, not with the api module
+
+    data = dict(event.data)
+    omitted: list[str] = []
+    if listed:
+        for name in CONTENT_FIELDS.get(event.type, ()):
+            if name in data:
+                size = json_size(data[name])
+                if size > LISTED_CONTENT_MAX:
+                    data[name] = {"size": size}
+                    omitted.append(name)
+    shown: dict[str, Any] = {"id": event.id, "type": event.type, "at": event.at}
+    if event.run_id is not None:
+        shown["run_id"] = event.run_id
+    shown["data"] = data
+    if omitted:
+        shown["omitted"] = omitted
+    return shown

@@ -1,0 +1,201 @@
+"""What runs, requests, answers and events are, as ``http-api.md`` ("Runs", "Events") shows them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from parley.errors import ErrorEntry, Problem, capped_errors
+
+RunStatus = Literal["started", "succeeded", "rejected", "failed"]
+RequestState = Literal["open", "answered", "expired", "cancelled"]
+
+RUN_STATUSES: Final = ("started", "succeeded", "rejected", "failed")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """How a run was rejected: ``{reason, kind?, because?, detail, errors?}``; its problem is the
+    answer a caller gets (``reason`` names the problem, so ``unanswered`` is ``410``)."""
+
+    reason: str
+    detail: str
+    kind: str | None = None
+    because: str | None = None
+    errors: tuple[ErrorEntry, ...] = ()
+
+    @classmethod
+    def of(cls, problem: Problem) -> Rejection:
+        return cls(problem.reason, problem.detail, problem.kind, problem.because, tuple(problem.errors))
+
+    def problem(self) -> Problem:
+        errors = list(self.errors)
+        return Problem(self.reason, self.detail, kind=self.kind, because=self.because, errors=errors)
+
+    def as_json(self) -> dict[str, Any]:
+        shown: dict[str, Any] = {"reason": self.reason}
+        if self.kind is not None:
+            shown["kind"] = self.kind
+        if self.because is not None:
+            shown["because"] = self.because
+        shown["detail"] = self.detail
+        if self.errors:
+            shown["errors"] = [entry.as_json() for entry in self.errors]
+        return shown
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Rejection:
+        return cls(
+            reason=str(data["reason"]),
+            detail=str(data["detail"]),
+            kind=data.get("kind"),
+            because=data.get("because"),
+            errors=tuple(ErrorEntry(str(e["pointer"]), str(e["detail"])) for e in data.get("errors") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Run:
+    """A run of a definition. ``output`` is set once it succeeded, ``rejection`` once it was rejected.
+
+    ``input_digest`` (the input's canonical JSON, hashed) and ``attempt`` serve the rules of retrying
+    under a run id; they are not shown.
+    """
+
+    run_id: str
+    type: str
+    name: str
+    definition_version: int
+    status: RunStatus
+    started_at: str
+    started_by: str
+    input_digest: str
+    attempt: int = 1
+    takes_answer: bool = False
+    output: Any = None
+    rejection: Rejection | None = None
+    finished_at: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The run as ``get_run`` shows it. Interaction runs keep no ``record``, so none is shown."""
+        shown: dict[str, Any] = {
+            "run_id": self.run_id,
+            "type": self.type,
+            "name": self.name,
+            "definition_version": self.definition_version,
+            "status": self.status,
+        }
+        if self.status == "succeeded":
+            shown["output"] = self.output
+        if self.rejection is not None:
+            shown["rejection"] = self.rejection.as_json()
+        shown["started_at"] = self.started_at
+        shown["started_by"] = self.started_by
+        if self.finished_at is not None:
+            shown["finished_at"] = self.finished_at
+        return shown
+
+
+@dataclass(frozen=True)
+class AnswerFact:
+    """``request_answered``, as ``answer_interaction`` returns it; ``answer_id`` is its event's id."""
+
+    run_id: str
+    answer_id: str
+    answer: Any
+    claimed_for: str | None
+    answered_by: str
+    answered_at: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "answer_id": self.answer_id,
+            "answer": self.answer,
+            "claimed_for": self.claimed_for,
+            "answered_by": self.answered_by,
+            "answered_at": self.answered_at,
+        }
+
+
+@dataclass(frozen=True)
+class Request:
+    """An interaction run's request: open until it is answered, expires or is cancelled.
+
+    ``answer_schema`` is the function's ``output.schema`` as it stood when the request was asked;
+    ``token`` is the task token of the run's waiting execution, once it has parked.
+    """
+
+    run_id: str
+    type: str
+    function: str
+    version: int
+    to: str
+    answerer: str
+    message: str
+    takes_answer: bool
+    requested_at: str
+    expires_at: str
+    answer_schema: Any
+    state: RequestState = "open"
+    token: str | None = None
+    fact: AnswerFact | None = None
+    ended_at: str | None = None
+
+    def as_listed(self) -> dict[str, Any]:
+        """The request as ``list_interactions`` shows it (``http-api.md``, "Runs").
+
+        Requests in the inbox: no delivery, no attempts, no conversation read, standing ``in_inbox``.
+        """
+        return {
+            "run_id": self.run_id,
+            "type": self.type,
+            "function": self.function,
+            "version": self.version,
+            "to": self.to,
+            "delivery": None,
+            "message": self.message,
+            "takes_answer": self.takes_answer,
+            "requested_at": self.requested_at,
+            "expires_at": self.expires_at,
+            "attempts": 0,
+            "standing": "in_inbox",
+            "answer_schema": self.answer_schema,
+            "conversation": None,
+            "answerer": None,
+            "reply_refusals": 0,
+        }
+
+
+@dataclass(frozen=True)
+class Event:
+    """One fact of a playbook's history: ``{id, type, at, run_id?, data}``."""
+
+    id: str
+    type: str
+    at: str
+    run_id: str | None
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list: its items as JSON, and the cursor to the next (``None`` on the last)."""
+
+    key: str
+    items: tuple[dict[str, Any], ...]
+    next_cursor: str | None
+    #: DynamoDB's ``ScannedCount`` summed over the queries of the page (``make bench`` reads it).
+    scanned: int = field(default=0, compare=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {self.key: list(self.items), "next_cursor": self.next_cursor}
+
+
+def invalid_input(errors: list[ErrorEntry]) -> Problem:
+    """``422 invalid_input`` naming the first problem, with every one (capped) in ``errors``."""
+    capped = capped_errors(errors)
+    first = capped[0]
+    more = len(errors) - 1
+    detail = f"{first.pointer}: {first.detail}" + (f" (and {more} more)" if more > 0 else "")
+    return Problem("invalid_input", detail, errors=capped)

@@ -1,0 +1,645 @@
+"""Where runs, requests and events are kept: the one table (``parley.infrastructure.table``).
+
+Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
+
+- run: ``sk = RUN#{run_id}``; ``gsi1pk = PB#{org}#{playbook}#RUN``, ``gsi1sk = {started_at}#{run_id}``
+  (``list_runs``, newest first). ``status``, ``output`` and ``rejection`` (JSON text), ``input_digest``
+  and ``attempt`` (the rules of retrying under a run id).
+- request: ``sk = REQ#{run_id}``; while it is open, ``gsi1pk = PB#{org}#{playbook}#REQ``,
+  ``gsi1sk = {requested_at}#{run_id}`` (``list_interactions``, newest first: a page reads about a
+  page of items however many are open); the keys are removed when it leaves the list. ``state``
+  (``open``, ``answered``, ``expired``, ``cancelled``), the rendered ``to``/``answerer``/``message``,
+  ``answer_schema`` as it stood when asked, the execution's task ``token`` once parked, and the
+  answer fact once answered.
+- event: ``sk = EVT#{event_id}`` (``list_playbook_events``: ids sort in time order, see
+  ``parley.runs.events``); ``gsi2pk = RUN#{org}#{playbook}#{run_id}``, ``gsi2sk = {event_id}`` (a
+  run's history, in order). ``data`` is JSON text.
+- the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
+
+JSON values (answers, outputs, schemas, event data) are stored as JSON text: DynamoDB maps nest at
+most 32 levels and refuse floats, and an answer may nest 512 levels.
+
+Every fact is written once, under a condition, in one transaction with what follows from it: a request
+opens with its run, its event and the counter's increment (``count < limit``); an answer, an expiry or
+a cancel moves the request from ``open`` (so exactly one of them wins), out of the list, with its
+event and the counter's decrement; the run's end is written only while the run is ``started``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from parley.definitions.model import PlaybookRef
+from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.infrastructure.table import TABLE
+from parley.runs.model import AnswerFact, Event, Rejection, Request, Run
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_dynamodb.type_defs import (
+        AttributeValueTypeDef,
+        QueryInputTypeDef,
+        TransactWriteItemTypeDef,
+    )
+
+_LIST = TABLE.indexes[0]
+_HISTORY = TABLE.indexes[1]
+COUNTER_KEY: Final = "COUNTER#open_requests"
+
+Item = TypeVar("Item")
+
+
+class RequestsFull(Exception):
+    """The playbook already has as many open requests as the runtime allows."""
+
+
+class RunTaken(Exception):
+    """A run under this id was written since it was read (another call with the same id)."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """Items of one page, whether more follow, and DynamoDB's ``ScannedCount`` over the page's queries."""
+
+    items: list[Any]
+    more: bool
+    scanned: int
+
+
+def playbook_key(playbook: PlaybookRef) -> str:
+    return f"PB#{playbook.org}#{playbook.playbook}"
+
+
+def run_key(run_id: str) -> str:
+    return f"RUN#{run_id}"
+
+
+def request_key(run_id: str) -> str:
+    return f"REQ#{run_id}"
+
+
+def event_key(event_id: str) -> str:
+    return f"EVT#{event_id}"
+
+
+def runs_list_key(playbook: PlaybookRef) -> str:
+    return f"{playbook_key(playbook)}#RUN"
+
+
+def requests_list_key(playbook: PlaybookRef) -> str:
+    return f"{playbook_key(playbook)}#REQ"
+
+
+def history_key(playbook: PlaybookRef, run_id: str) -> str:
+    return f"RUN#{playbook.org}#{playbook.playbook}#{run_id}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class DynamoRunStore:
+    """Runs, requests and events on the one table, through an injected low-level boto3 client."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._codec = ItemCodec()
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get_run(self, playbook: PlaybookRef, run_id: str) -> Run | None:
+        item = self._get(playbook_key(playbook), run_key(run_id))
+        return _run_from(item) if item else None
+
+    def get_request(self, playbook: PlaybookRef, run_id: str) -> Request | None:
+        item = self._get(playbook_key(playbook), request_key(run_id))
+        return _request_from(item) if item else None
+
+    def get_event(self, playbook: PlaybookRef, event_id: str) -> Event | None:
+        item = self._get(playbook_key(playbook), event_key(event_id))
+        return _event_from(item) if item else None
+
+    def open_requests(self, playbook: PlaybookRef) -> int:
+        """The counter of open requests (for tests and operators: the service never needs to read it)."""
+        item = self._get(playbook_key(playbook), COUNTER_KEY)
+        return int(item["count"]) if item else 0
+
+    def list_runs(
+        self,
+        playbook: PlaybookRef,
+        *,
+        filters: Mapping[str, str],
+        limit: int,
+        after: tuple[str, str] | None,
+    ) -> Found:
+        """Runs newest first; ``filters`` keeps runs whose ``type``/``name``/``status`` equal the values;
+        ``after`` is the (``started_at``, ``run_id``) of the last run shown."""
+        query = self._list_query(runs_list_key(playbook), filters)
+        start: dict[str, AttributeValueTypeDef] | None = None
+        if after is not None:
+            start = {
+                **item_key(playbook_key(playbook), run_key(after[1])),
+                _LIST.partition_key: {"S": runs_list_key(playbook)},
+                _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
+            }
+        return self._page(query, start, limit, lambda item: _run_from(self._plain(item)))
+
+    def list_open_requests(
+        self,
+        playbook: PlaybookRef,
+        *,
+        filters: Mapping[str, str],
+        expiring_after: str,
+        limit: int,
+        after: tuple[str, str] | None,
+    ) -> Found:
+        """Open requests newest first, leaving out those whose expiry (``expires_at``) is not after
+        ``expiring_after`` (past their time, waiting for the timer); ``after`` as for runs."""
+        query = self._list_query(requests_list_key(playbook), filters, expiring_after=expiring_after)
+        start: dict[str, AttributeValueTypeDef] | None = None
+        if after is not None:
+            start = {
+                **item_key(playbook_key(playbook), request_key(after[1])),
+                _LIST.partition_key: {"S": requests_list_key(playbook)},
+                _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
+            }
+        return self._page(query, start, limit, lambda item: _request_from(self._plain(item)))
+
+    def list_events(
+        self,
+        playbook: PlaybookRef,
+        *,
+        run_id: str | None,
+        event_type: str | None,
+        since: str | None,
+        descending: bool,
+        limit: int,
+        after: str | None,
+    ) -> Found:
+        """Events in id order (time order), or the reverse; only those of one run (through ``gsi2``), of
+        one type, or from the id prefix ``since`` on; ``after`` is the id of the last event shown."""
+        names: dict[str, str] = {}
+        values: dict[str, AttributeValueTypeDef] = {}
+        query: QueryInputTypeDef = {"TableName": self._table, "ScanIndexForward": not descending}
+        start: dict[str, AttributeValueTypeDef] | None = None
+        if run_id is not None:
+            query["IndexName"] = _HISTORY.name
+            names["#pk"] = _HISTORY.partition_key
+            values[":pk"] = {"S": history_key(playbook, run_id)}
+            condition = "#pk = :pk"
+            if since is not None:
+                condition += " AND #sk >= :low"
+                names["#sk"] = _HISTORY.sort_key
+                values[":low"] = {"S": since}
+            if after is not None:
+                start = {
+                    **item_key(playbook_key(playbook), event_key(after)),
+                    _HISTORY.partition_key: {"S": history_key(playbook, run_id)},
+                    _HISTORY.sort_key: {"S": after},
+                }
+        else:
+            names.update({"#pk": TABLE.partition_key, "#sk": TABLE.sort_key})
+            values.update(
+                {
+                    ":pk": {"S": playbook_key(playbook)},
+                    ":low": {"S": event_key(since or "")},
+                    ":high": {"S": event_key("~")},
+                }
+            )
+            condition = "#pk = :pk AND #sk BETWEEN :low AND :high"
+            if after is not None:
+                start = item_key(playbook_key(playbook), event_key(after))
+        query["KeyConditionExpression"] = condition
+        if event_type is not None:
+            query["FilterExpression"] = "#type = :type"
+            names["#type"] = "type"
+            values[":type"] = {"S": event_type}
+        query["ExpressionAttributeNames"] = names
+        query["ExpressionAttributeValues"] = values
+        return self._page(query, start, limit, lambda item: _event_from(self._plain(item)))
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def record_run(
+        self, playbook: PlaybookRef, run: Run, events: list[Event], *, replacing: int | None
+    ) -> None:
+        """Write a run that ended where it started (a rejection, a notification) with its events.
+
+        ``replacing`` is the ``attempt`` of a rejected run this one runs again, else ``None`` (a new
+        id). :class:`RunTaken` when that no longer holds."""
+        items: list[TransactWriteItemTypeDef] = [self._put_run(playbook, run, replacing)]
+        items.extend(self._put_event(playbook, event) for event in events)
+        try:
+            self._transact(items)
+        except StoreConflict as conflict:
+            raise RunTaken from conflict
+
+    def open_request(
+        self,
+        playbook: PlaybookRef,
+        run: Run,
+        request: Request,
+        event: Event,
+        *,
+        limit: int,
+        replacing: int | None,
+    ) -> None:
+        """Start a run that asks: the run, its open request, ``interaction_requested`` and the counter's
+        increment, in one transaction. :class:`RunTaken` or :class:`RequestsFull` when their condition
+        did not hold."""
+        items: list[TransactWriteItemTypeDef] = [
+            self._put_run(playbook, run, replacing),
+            self._put_request(playbook, request),
+            self._put_event(playbook, event),
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": item_key(playbook_key(playbook), COUNTER_KEY),
+                    "UpdateExpression": "SET #count = if_not_exists(#count, :zero) + :one, #kind = :kind",
+                    "ConditionExpression": "attribute_not_exists(#count) OR #count < :limit",
+                    "ExpressionAttributeNames": {"#count": "count", "#kind": "kind"},
+                    "ExpressionAttributeValues": {
+                        ":zero": {"N": "0"},
+                        ":one": {"N": "1"},
+                        ":limit": {"N": str(limit)},
+                        ":kind": {"S": "counter"},
+                    },
+                }
+            },
+        ]
+        try:
+            self._transact(items)
+        except StoreConflict as conflict:
+            if conflict.failed(0) or conflict.failed(1):
+                raise RunTaken from conflict
+            raise RequestsFull from conflict
+
+    def keep_token(self, playbook: PlaybookRef, run_id: str, token: str) -> None:
+        """Keep the task token on the request while it is open; :class:`StoreConflict` once it is not."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=item_key(playbook_key(playbook), request_key(run_id)),
+                UpdateExpression="SET #token = :token",
+                ConditionExpression="#state = :open",
+                ExpressionAttributeNames={"#token": "token", "#state": "state"},
+                ExpressionAttributeValues={":token": {"S": token}, ":open": {"S": "open"}},
+            )
+
+    def answer_request(self, playbook: PlaybookRef, fact: AnswerFact, event: Event) -> None:
+        """Record the answer: the request from ``open`` (and not yet expired at ``answered_at``) to
+        ``answered``, out of the list, ``request_answered``, the counter's decrement.
+        :class:`StoreConflict` when the request is no longer open."""
+        update: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(fact.run_id)),
+                "UpdateExpression": (
+                    "SET #state = :answered, #answer_id = :answer_id, #answer = :answer, "
+                    "#claimed_for = :claimed_for, #answered_by = :answered_by, #answered_at = :at, "
+                    "#ended_at = :at REMOVE #gpk, #gsk"
+                ),
+                "ConditionExpression": "#state = :open AND #expires_at > :at",
+                "ExpressionAttributeNames": {
+                    "#state": "state",
+                    "#answer_id": "answer_id",
+                    "#answer": "answer",
+                    "#claimed_for": "claimed_for",
+                    "#answered_by": "answered_by",
+                    "#answered_at": "answered_at",
+                    "#ended_at": "ended_at",
+                    "#expires_at": "expires_at",
+                    "#gpk": _LIST.partition_key,
+                    "#gsk": _LIST.sort_key,
+                },
+                "ExpressionAttributeValues": {
+                    ":answered": {"S": "answered"},
+                    ":open": {"S": "open"},
+                    ":answer_id": {"S": fact.answer_id},
+                    ":answer": {"S": _json(fact.answer)},
+                    ":claimed_for": self._codec.value(fact.claimed_for),
+                    ":answered_by": {"S": fact.answered_by},
+                    ":at": {"S": fact.answered_at},
+                },
+            }
+        }
+        self._transact([update, self._put_event(playbook, event), self._decrement(playbook)])
+
+    def end_request(
+        self,
+        playbook: PlaybookRef,
+        run: Run,
+        state: str,
+        event: Event,
+        *,
+        due_by: str | None = None,
+    ) -> None:
+        """End an open request as ``expired`` or ``cancelled`` with its run's ending (``run``, rejected),
+        its event and the counter's decrement. With ``due_by``, only a request whose expiry is not after
+        it. :class:`StoreConflict` when the request is no longer open (or not yet due)."""
+        assert run.finished_at is not None
+        condition = "#state = :open"
+        names = {
+            "#state": "state",
+            "#ended_at": "ended_at",
+            "#gpk": _LIST.partition_key,
+            "#gsk": _LIST.sort_key,
+        }
+        values: dict[str, AttributeValueTypeDef] = {
+            ":open": {"S": "open"},
+            ":state": {"S": state},
+            ":at": {"S": run.finished_at},
+        }
+        if due_by is not None:
+            condition += " AND #expires_at <= :due_by"
+            names["#expires_at"] = "expires_at"
+            values[":due_by"] = {"S": due_by}
+        request: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(run.run_id)),
+                "UpdateExpression": "SET #state = :state, #ended_at = :at REMOVE #gpk, #gsk",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        self._transact(
+            [
+                request,
+                self._end_run(playbook, run),
+                self._put_event(playbook, event),
+                self._decrement(playbook),
+            ]
+        )
+
+    def end_run(self, playbook: PlaybookRef, run: Run, event: Event) -> None:
+        """Write the run's ending (``run``, succeeded or rejected) and its event, while it is still
+        ``started``; :class:`StoreConflict` once it has ended."""
+        self._transact([self._end_run(playbook, run), self._put_event(playbook, event)])
+
+    # --- items ---------------------------------------------------------------------------------
+
+    def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
+        values: dict[str, Any] = {
+            TABLE.partition_key: playbook_key(playbook),
+            TABLE.sort_key: run_key(run.run_id),
+            _LIST.partition_key: runs_list_key(playbook),
+            _LIST.sort_key: f"{run.started_at}#{run.run_id}",
+            "kind": "run",
+            "run_id": run.run_id,
+            "type": run.type,
+            "name": run.name,
+            "definition_version": run.definition_version,
+            "status": run.status,
+            "started_at": run.started_at,
+            "started_by": run.started_by,
+            "input_digest": run.input_digest,
+            "attempt": run.attempt,
+            "takes_answer": run.takes_answer,
+        }
+        if run.status == "succeeded":
+            values["output"] = _json(run.output)
+        if run.rejection is not None:
+            values["rejection"] = _json(run.rejection.as_json())
+        if run.finished_at is not None:
+            values["finished_at"] = run.finished_at
+        put: dict[str, Any] = {"TableName": self._table, "Item": self._codec.serialize(values)}
+        if replacing is None:
+            put["ConditionExpression"] = "attribute_not_exists(#pk)"
+            put["ExpressionAttributeNames"] = {"#pk": TABLE.partition_key}
+        else:
+            put["ConditionExpression"] = "#attempt = :attempt AND #status IN (:rejected, :failed)"
+            put["ExpressionAttributeNames"] = {"#attempt": "attempt", "#status": "status"}
+            put["ExpressionAttributeValues"] = {
+                ":attempt": {"N": str(replacing)},
+                ":rejected": {"S": "rejected"},
+                ":failed": {"S": "failed"},
+            }
+        return {"Put": put}  # type: ignore[typeddict-item]
+
+    def _put_request(self, playbook: PlaybookRef, request: Request) -> TransactWriteItemTypeDef:
+        values: dict[str, Any] = {
+            TABLE.partition_key: playbook_key(playbook),
+            TABLE.sort_key: request_key(request.run_id),
+            _LIST.partition_key: requests_list_key(playbook),
+            _LIST.sort_key: f"{request.requested_at}#{request.run_id}",
+            "kind": "request",
+            "run_id": request.run_id,
+            "type": request.type,
+            "function": request.function,
+            "version": request.version,
+            "to": request.to,
+            "answerer": request.answerer,
+            "message": request.message,
+            "takes_answer": request.takes_answer,
+            "requested_at": request.requested_at,
+            "expires_at": request.expires_at,
+            "answer_schema": _json(request.answer_schema),
+            "state": request.state,
+        }
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": self._codec.serialize(values),
+                # A run that runs again under its id may replace the request of an attempt that ended.
+                "ConditionExpression": "attribute_not_exists(#pk) OR #state <> :open",
+                "ExpressionAttributeNames": {"#pk": TABLE.partition_key, "#state": "state"},
+                "ExpressionAttributeValues": {":open": {"S": "open"}},
+            }
+        }
+
+    def _put_event(self, playbook: PlaybookRef, event: Event) -> TransactWriteItemTypeDef:
+        values: dict[str, Any] = {
+            TABLE.partition_key: playbook_key(playbook),
+            TABLE.sort_key: event_key(event.id),
+            "kind": "event",
+            "event_id": event.id,
+            "type": event.type,
+            "at": event.at,
+            "data": _json(event.data),
+        }
+        if event.run_id is not None:
+            values["run_id"] = event.run_id
+            values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
+            values[_HISTORY.sort_key] = event.id
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": self._codec.serialize(values),
+                "ConditionExpression": "attribute_not_exists(#pk)",
+                "ExpressionAttributeNames": {"#pk": TABLE.partition_key},
+            }
+        }
+
+    def _end_run(self, playbook: PlaybookRef, run: Run) -> TransactWriteItemTypeDef:
+        assert run.finished_at is not None
+        names = {"#status": "status", "#finished_at": "finished_at"}
+        values: dict[str, AttributeValueTypeDef] = {
+            ":status": {"S": run.status},
+            ":started": {"S": "started"},
+            ":finished_at": {"S": run.finished_at},
+        }
+        update = "SET #status = :status, #finished_at = :finished_at"
+        if run.status == "succeeded":
+            update += ", #output = :output"
+            names["#output"] = "output"
+            values[":output"] = {"S": _json(run.output)}
+        if run.rejection is not None:
+            update += ", #rejection = :rejection"
+            names["#rejection"] = "rejection"
+            values[":rejection"] = {"S": _json(run.rejection.as_json())}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), run_key(run.run_id)),
+                "UpdateExpression": update,
+                "ConditionExpression": "#status = :started",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _decrement(self, playbook: PlaybookRef) -> TransactWriteItemTypeDef:
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), COUNTER_KEY),
+                "UpdateExpression": "ADD #count :minus_one",
+                "ExpressionAttributeNames": {"#count": "count"},
+                "ExpressionAttributeValues": {":minus_one": {"N": "-1"}},
+            }
+        }
+
+    # --- plumbing ------------------------------------------------------------------------------
+
+    def _transact(self, items: list[TransactWriteItemTypeDef]) -> None:
+        with translated():
+            self._client.transact_write_items(TransactItems=items)
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        with translated():
+            response = self._client.get_item(TableName=self._table, Key=item_key(pk, sk), ConsistentRead=True)
+        item = response.get("Item")
+        return self._plain(item) if item else None
+
+    def _plain(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        return self._codec.plain(item)
+
+    def _list_query(
+        self, list_key: str, filters: Mapping[str, str], *, expiring_after: str | None = None
+    ) -> QueryInputTypeDef:
+        names = {"#gpk": _LIST.partition_key}
+        values: dict[str, AttributeValueTypeDef] = {":gpk": {"S": list_key}}
+        query: QueryInputTypeDef = {
+            "TableName": self._table,
+            "IndexName": _LIST.name,
+            "KeyConditionExpression": "#gpk = :gpk",
+            "ScanIndexForward": False,
+        }
+        conditions = []
+        for number, (name, value) in enumerate(sorted(filters.items())):
+            names[f"#f{number}"] = name
+            values[f":f{number}"] = {"S": value}
+            conditions.append(f"#f{number} = :f{number}")
+        if expiring_after is not None:
+            names["#expires_at"] = "expires_at"
+            values[":expiring_after"] = {"S": expiring_after}
+            conditions.append("#expires_at > :expiring_after")
+        if conditions:
+            query["FilterExpression"] = " AND ".join(conditions)
+        query["ExpressionAttributeNames"] = names
+        query["ExpressionAttributeValues"] = values
+        return query
+
+    def _page(
+        self,
+        query: QueryInputTypeDef,
+        start: Mapping[str, AttributeValueTypeDef] | None,
+        limit: int,
+        read: Callable[[Mapping[str, Any]], Item],
+    ) -> Found:
+        # One more than the page, so that "more follow" is known without an empty last page. A filter
+        # applies after DynamoDB's own Limit, so keep querying until the page is full: a page is full
+        # even when the filters skip items.
+        wanted = limit + 1
+        found: list[Item] = []
+        scanned = 0
+        while len(found) < wanted:
+            page_query: QueryInputTypeDef = {**query, "Limit": wanted}
+            if start is not None:
+                page_query["ExclusiveStartKey"] = start
+            with translated():
+                response = self._client.query(**page_query)
+            scanned += int(response.get("ScannedCount", 0))
+            found.extend(read(item) for item in response.get("Items", []))
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                break
+        return Found(found[:limit], len(found) > limit, scanned)
+
+
+# --- items to values ---------------------------------------------------------------------------------
+
+
+def _run_from(data: Mapping[str, Any]) -> Run:
+    rejection = data.get("rejection")
+    return Run(
+        run_id=data["run_id"],
+        type=data["type"],
+        name=data["name"],
+        definition_version=int(data["definition_version"]),
+        status=data["status"],
+        started_at=data["started_at"],
+        started_by=data["started_by"],
+        input_digest=data["input_digest"],
+        attempt=int(data.get("attempt", 1)),
+        takes_answer=bool(data.get("takes_answer", False)),
+        output=json.loads(data["output"]) if "output" in data else None,
+        rejection=Rejection.from_json(json.loads(rejection)) if rejection else None,
+        finished_at=data.get("finished_at"),
+    )
+
+
+def _request_from(data: Mapping[str, Any]) -> Request:
+    fact = None
+    if "answer_id" in data:
+        fact = AnswerFact(
+            run_id=data["run_id"],
+            answer_id=data["answer_id"],
+            answer=json.loads(data["answer"]),
+            claimed_for=data.get("claimed_for"),
+            answered_by=data["answered_by"],
+            answered_at=data["answered_at"],
+        )
+    return Request(
+        run_id=data["run_id"],
+        type=data["type"],
+        function=data["function"],
+        version=int(data["version"]),
+        to=data["to"],
+        answerer=data["answerer"],
+        message=data["message"],
+        takes_answer=bool(data["takes_answer"]),
+        requested_at=data["requested_at"],
+        expires_at=data["expires_at"],
+        answer_schema=json.loads(data["answer_schema"]),
+        state=data["state"],
+        token=data.get("token"),
+        fact=fact,
+        ended_at=data.get("ended_at"),
+    )
+
+
+def _event_from(data: Mapping[str, Any]) -> Event:
+    return Event(
+        id=data["event_id"],
+        type=data["type"],
+        at=data["at"],
+        run_id=data.get("run_id"),
+        data=json.loads(data["data"]),
+    )

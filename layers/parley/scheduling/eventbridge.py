@@ -1,0 +1,119 @@
+"""``Scheduler`` on EventBridge Scheduler: each piece of timed work is a one-time schedule
+(``at(…)``, deleted after it fires) whose target is the ``timer`` function with the work as its input
+(architecture.md, "Everything timed goes through one scheduler port").
+
+- Schedules fire with 60-second precision and deliver at least once (the timer's handlers are
+  idempotent); a target that fails is retried for up to a day.
+- Scheduling a name twice is harmless (``ConflictException``: the schedule exists), and so is
+  cancelling one that is gone (``ResourceNotFoundException``: it fired, or never was).
+- Names: EventBridge allows 1 to 64 of ``[0-9a-zA-Z-_.]``; :func:`schedule_name` makes any name fit,
+  the same way every time, so ``cancel`` finds what ``schedule`` made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.errors import Problem
+
+if TYPE_CHECKING:
+    from mypy_boto3_scheduler.client import EventBridgeSchedulerClient
+
+MAX_NAME: Final = 64
+_NAME: Final = re.compile(r"^[0-9A-Za-z_.-]{1,64}$")
+_UNSAFE: Final = re.compile(r"[^0-9A-Za-z_.-]+")
+#: Characters of the name's SHA-256 kept when a name has to be shortened or cleaned.
+_DIGEST_CHARS: Final = 20
+
+#: How long and how often EventBridge Scheduler tries a target that fails (both are its maximums).
+MAX_EVENT_AGE_SECONDS: Final = 24 * 3600
+MAX_RETRY_ATTEMPTS: Final = 185
+
+UNAVAILABLE_CODES: Final = frozenset(
+    {"ThrottlingException", "ServiceQuotaExceededException", "InternalServerException", "ServiceUnavailable"}
+)
+
+
+def schedule_name(name: str) -> str:
+    """``name`` if EventBridge takes it as is; otherwise its allowed characters, cut short, then a
+    digest of the whole name (so two names never share a schedule)."""
+    if _NAME.match(name):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:_DIGEST_CHARS]
+    readable = _UNSAFE.sub("-", name).strip("-")[: MAX_NAME - _DIGEST_CHARS - 1]
+    return f"{readable}-{digest}" if readable else digest
+
+
+def at_expression(moment: datetime) -> str:
+    """``at(yyyy-mm-ddThh:mm:ss)`` in UTC, rounded up to the next whole second (never early)."""
+    if moment.tzinfo is None:
+        raise ValueError("a schedule's time is timezone-aware")
+    utc = moment.astimezone(UTC)
+    if utc.microsecond:
+        utc = utc.replace(microsecond=0) + timedelta(seconds=1)
+    return f"at({utc.strftime('%Y-%m-%dT%H:%M:%S')})"
+
+
+class EventBridgeScheduler:
+    """The ``Scheduler`` port on one schedule group, calling ``target_arn`` (the timer function) as
+    ``role_arn`` (the scheduler's role, which may invoke only that function)."""
+
+    def __init__(
+        self, client: EventBridgeSchedulerClient, group: str, target_arn: str, role_arn: str
+    ) -> None:
+        self._client = client
+        self.group = group
+        self.target_arn = target_arn
+        self.role_arn = role_arn
+
+    def schedule(self, name: str, at: datetime, work: Mapping[str, Any]) -> None:
+        with _translated("schedule the work", ignore={"ConflictException"}):
+            self._client.create_schedule(
+                Name=schedule_name(name),
+                GroupName=self.group,
+                ScheduleExpression=at_expression(at),
+                ScheduleExpressionTimezone="UTC",
+                FlexibleTimeWindow={"Mode": "OFF"},
+                ActionAfterCompletion="DELETE",
+                State="ENABLED",
+                Target={
+                    "Arn": self.target_arn,
+                    "RoleArn": self.role_arn,
+                    "Input": json.dumps(dict(work), separators=(",", ":")),
+                    "RetryPolicy": {
+                        "MaximumEventAgeInSeconds": MAX_EVENT_AGE_SECONDS,
+                        "MaximumRetryAttempts": MAX_RETRY_ATTEMPTS,
+                    },
+                },
+            )
+
+    def cancel(self, name: str) -> None:
+        with _translated("cancel the schedule", ignore={"ResourceNotFoundException"}):
+            self._client.delete_schedule(Name=schedule_name(name), GroupName=self.group)
+
+
+@contextmanager
+def _translated(action: str, *, ignore: set[str]) -> Iterator[None]:
+    """botocore errors, translated at the edge: ``ignore``d codes are done, overload is ``unavailable``."""
+    from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
+
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in ignore:
+            return
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in UNAVAILABLE_CODES or (isinstance(status, int) and status >= 500):
+            raise Problem(
+                "unavailable", f"The scheduler is busy: could not {action}; try again shortly."
+            ) from exc
+        raise
+    except (ConnectionError, HTTPClientError) as exc:  # timeouts and refused connections included
+        raise Problem("unavailable", f"The scheduler is out of reach: could not {action}.") from exc

@@ -1,0 +1,269 @@
+"""The local executor: moto runs the state machine of ``parley.infrastructure.state_machine``, its Lambda
+tasks routed to stand-in wait and settle handlers (the real ones are exercised in ``test_server``)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from parley.clock import ManualClock
+from parley.infrastructure.state_machine import state_machine_definition
+from parley.local.clock_routes import advance
+from parley.local.executor import TIMEOUT_ERROR, LocalExecutor, SettleTimeout, local_aws
+from parley.local.scheduler import LocalScheduler
+from parley.runs.ports import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+
+RUN = RunKey("acme", "campaigns", "7f1c1a8e-3f3b-4c63-9a40-0b4b3bfcd2a1")
+
+
+class Functions:
+    """Stand-ins for the wait and settle functions: they record what they were called with."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+        self.tokens: dict[str, str] = {}  # run id -> token
+        self.on_wait: Callable[[Any], Any] = lambda event: {"outcome": "parked"}
+        self.settle_seconds = 0.0
+        self.lock = threading.Lock()
+
+    def invoke(self, name: str, event: Any) -> Any:
+        with self.lock:
+            self.calls.append((name, event))
+        if name == "wait":
+            self.tokens[event["run"]["run_id"]] = event["token"]
+            return self.on_wait(event)
+        time.sleep(self.settle_seconds)  # a settle step that takes a while: settle() must wait for it
+        with self.lock:
+            self.calls.append(("settled", event))
+        return {"outcome": "settled"}
+
+    def named(self, name: str) -> list[Any]:
+        with self.lock:
+            return [event for called, event in self.calls if called == name]
+
+
+@pytest.fixture
+def functions() -> Functions:
+    return Functions()
+
+
+@pytest.fixture
+def executor(functions: Functions) -> Iterator[LocalExecutor]:
+    with local_aws():
+        local = LocalExecutor(functions.invoke)
+        try:
+            yield local
+        finally:
+            local.close()
+
+
+def status(executor: LocalExecutor, run: RunKey = RUN) -> str:
+    return executor.status(executor.adapter.execution_arn(run))
+
+
+def test_the_state_machine_is_the_one_definition(executor: LocalExecutor) -> None:
+    described = executor.client.describe_state_machine(stateMachineArn=executor.adapter.state_machine_arn)
+
+    assert json.loads(described["definition"]) == state_machine_definition(
+        executor.function_arn(executor.wait_function), executor.function_arn(executor.settle_function)
+    )
+    assert described["type"] == "STANDARD"
+
+
+def test_an_answer_settles_the_run_and_the_execution_succeeds(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    functions.settle_seconds = 0.3
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+
+    assert functions.named("wait") == [{"token": functions.tokens[RUN.run_id], "run": RUN.as_json()}]
+    assert status(executor) == "RUNNING"
+    assert functions.named("settle") == []
+
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.settle()
+
+    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-1"}}]
+    assert status(executor) == "SUCCEEDED"
+
+
+@pytest.mark.parametrize("error", [EXPIRED_ERROR, CANCELLED_ERROR])
+def test_an_expiry_or_a_cancel_settles_the_run_with_its_error(
+    executor: LocalExecutor, functions: Functions, error: str
+) -> None:
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+
+    executor.fail(functions.tokens[RUN.run_id], error, "The request expired.")
+    executor.settle()
+
+    (settled,) = functions.named("settled")
+    assert settled["run"] == RUN.as_json()
+    assert settled["error"]["Error"] == error
+    assert "answered" not in settled
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_starting_twice_and_ending_a_spent_token_are_harmless(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    executor.start(RUN, timeout_seconds=3600)
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    token = functions.tokens[RUN.run_id]
+    executor.succeed(token, {"answer_id": "a-1"})
+    executor.settle()
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.succeed(token, {"answer_id": "a-1"})
+    executor.fail(token, EXPIRED_ERROR, "late")
+    executor.settle()
+
+    assert len(functions.named("wait")) == 1
+    assert len(functions.named("settled")) == 1
+
+
+def test_an_answer_that_raced_ahead_of_the_token_is_sent_by_the_wait_function(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    # The request was answered before the token was kept: the wait function ends the wait itself.
+    def answered_already(event: Any) -> Any:
+        executor.succeed(event["token"], {"answer_id": "a-early"})
+        return {"outcome": "answered"}
+
+    functions.on_wait = answered_already
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+
+    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-early"}}]
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_a_failing_wait_function_still_settles_the_run(executor: LocalExecutor, functions: Functions) -> None:
+    def broken(event: Any) -> Any:
+        raise LookupError("the table is gone")
+
+    functions.on_wait = broken
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+
+    (settled,) = functions.named("settled")
+    assert settled["error"]["Error"] == "LookupError"
+    assert "the table is gone" in settled["error"]["Cause"]
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_settle_is_bounded(executor: LocalExecutor, functions: Functions) -> None:
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    functions.settle_seconds = 1.0
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+
+    with pytest.raises(SettleTimeout, match=RUN.execution_name):
+        executor.settle(timeout=0.2)
+    executor.settle()  # what timed out is not waited for again
+
+    executor.settle(timeout=5)  # nothing left
+    deadline = time.monotonic() + 5
+    while status(executor) == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_the_real_clock_backstop_is_the_wait_tasks_own_timeout(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    executor.start(RUN, timeout_seconds=1)
+    executor.settle()
+
+    deadline = time.monotonic() + 10
+    while not functions.named("settled") and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+    (settled,) = functions.named("settled")
+    assert settled["error"]["Error"] == TIMEOUT_ERROR
+
+
+def test_under_the_manual_clock_the_backstop_follows_the_clock(functions: Functions) -> None:
+    clock = ManualClock()
+    scheduler = LocalScheduler(clock, lambda work: None)
+    with local_aws():
+        executor = LocalExecutor(functions.invoke, scheduler=scheduler)
+        scheduler.after_each = executor.settle
+        try:
+            executor.start(RUN, timeout_seconds=2 * 86400 + 60)
+            executor.settle()
+            assert scheduler.pending() == [
+                (clock.now() + timedelta(seconds=2 * 86400 + 60), f"backstop-{RUN.execution_name}")
+            ]
+
+            advance(clock, 2 * 86400 + 59, [scheduler])
+            assert functions.named("settled") == []
+
+            advance(clock, 1, [scheduler])
+            (settled,) = functions.named("settled")
+            assert settled["error"]["Error"] == TIMEOUT_ERROR
+            assert status(executor) == "SUCCEEDED"
+        finally:
+            executor.close()
+
+
+def test_a_run_that_ended_drops_its_backstop(functions: Functions) -> None:
+    clock = ManualClock()
+    scheduler = LocalScheduler(clock, lambda work: None)
+    with local_aws():
+        executor = LocalExecutor(functions.invoke, scheduler=scheduler)
+        try:
+            executor.start(RUN, timeout_seconds=3600)
+            executor.settle()
+            executor.fail(functions.tokens[RUN.run_id], CANCELLED_ERROR, "cancelled")
+            executor.settle()
+
+            assert scheduler.pending() == []
+        finally:
+            executor.close()
+
+
+def test_two_executors_route_their_own_functions(functions: Functions) -> None:
+    others = Functions()
+    with local_aws():
+        first, second = LocalExecutor(functions.invoke), LocalExecutor(others.invoke)
+        try:
+            first.start(RUN, timeout_seconds=3600)
+            second.start(RunKey("acme", "other", "r-2"), timeout_seconds=3600)
+            first.settle()
+            second.settle()
+
+            assert [e["run"]["run_id"] for e in functions.named("wait")] == [RUN.run_id]
+            assert [e["run"]["run_id"] for e in others.named("wait")] == ["r-2"]
+        finally:
+            first.close()
+            second.close()
+
+
+def test_closing_restores_motos_lambda_and_releases_waiting_executions(functions: Functions) -> None:
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    original = LambdaSimpleBackend.invoke
+    with local_aws():
+        executor = LocalExecutor(functions.invoke)
+        assert LambdaSimpleBackend.invoke is not original
+        executor.start(RUN, timeout_seconds=3600)
+        executor.settle()
+        arn = executor.adapter.execution_arn(RUN)
+
+        executor.close()
+
+        assert LambdaSimpleBackend.invoke is original
+        assert executor.status(arn) != "RUNNING"
+        assert functions.named("settle") == []  # stopping a run's execution does not settle it
