@@ -317,6 +317,22 @@ def test_retrying_under_a_run_id(playbook: Playbook) -> None:
     assert "expired" in gone["detail"]
 
 
+def test_the_same_run_id_in_two_playbooks_makes_two_runs(server: Server, example_source: str) -> None:
+    """Run ids are the caller's: execution and schedule names must still tell playbooks apart."""
+    run_id = str(uuid.uuid4())
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        first, second = (Playbook(http, f"/v1/orgs/acme/playbooks/{next(_next_playbook)}") for _ in range(2))
+        for each in (first, second):
+            each.save("ask-ok", ASK_SOURCE)
+            assert each.run("ask-ok", {"to": "lee"}, run_id).status_code == 200
+        assert first.answer(run_id, {"ok": True}).status_code == 200, "the first playbook's run waits"
+        assert first.settled(run_id)["status"] == "succeeded"
+        assert second.get(f"/runs/{run_id}").json()["status"] == "started"
+        first.advance(10 * 60)
+        expired = second.settled(run_id)
+        assert (expired["status"], expired["rejection"]["kind"]) == ("rejected", "expired")
+
+
 # --- answering -------------------------------------------------------------------------------------------
 
 

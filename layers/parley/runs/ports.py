@@ -8,6 +8,7 @@ The store is the truth and executions only wait (``architecture.md``): a run's e
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,9 +35,16 @@ class RunKey:
         return cls(str(data["org"]), str(data["playbook"]), str(data["run_id"]))
 
     @property
+    def scoped_id(self) -> str:
+        """The run id made unique across playbooks: callers choose run ids, so two playbooks may use
+        the same one, while execution and schedule names are unique per state machine and group."""
+        digest = hashlib.sha256(f"{self.org}/{self.playbook}".encode()).hexdigest()[:12]
+        return f"{digest}-{self.run_id}"
+
+    @property
     def execution_name(self) -> str:
-        """The Step Functions execution name: unique per run, so a start is idempotent (80 chars max)."""
-        return f"run-{self.run_id}"
+        """The Step Functions execution name: one per run, so a start is idempotent (80 chars max)."""
+        return f"run-{self.scoped_id}"
 
 
 class Waits(Protocol):

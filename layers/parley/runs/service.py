@@ -281,7 +281,7 @@ class RunService:
         waits, scheduler = self._ports()
         key = RunKey(playbook.org, playbook.playbook, request.run_id)
         expires_at = parse_time(request.expires_at)
-        scheduler.schedule(_expiry_name(request.run_id), expires_at, {"work": "expire", "run": key.as_json()})
+        scheduler.schedule(_expiry_name(key), expires_at, {"work": "expire", "run": key.as_json()})
         seconds = max(1, round((expires_at - parse_time(request.requested_at)).total_seconds()))
         waits.start(key, timeout_seconds=seconds + BACKSTOP_SECONDS)
 
@@ -361,7 +361,7 @@ class RunService:
             current = self.store.get_request(playbook, run_id)
             if current is not None:
                 self._wake(current)
-            self._ports()[1].cancel(_expiry_name(run_id))
+            self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
             return fact
         raise Problem("unavailable", "The request kept changing while it was answered; try again.")
 
@@ -443,7 +443,9 @@ class RunService:
             except StoreContention:
                 _back_off(attempt)
                 continue
-            self._after_ending(playbook, run_id, CANCELLED_ERROR, detail)
+            self._after_ending(
+                playbook, RunKey(playbook.org, playbook.playbook, run_id), CANCELLED_ERROR, detail
+            )
             return ended
         raise Problem("unavailable", "The run kept changing while it was cancelled; try again.")
 
@@ -452,7 +454,9 @@ class RunService:
         ``expired``, or ``unchanged`` (already ended, or not yet due: the backstop covers that)."""
         return self._retrying(lambda: self._expire(key, due=True))
 
-    def _expire(self, key: RunKey, *, due: bool) -> str:
+    def _expire(self, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
+        """End an open request as expired. ``end_wait`` is false for the settle step's backstop: the
+        wait is over already, and settle may not call SendTask* (least privilege)."""
         playbook = PlaybookRef(key.org, key.playbook)
         request = self.store.get_request(playbook, key.run_id)
         run = self.store.get_run(playbook, key.run_id)
@@ -471,17 +475,18 @@ class RunService:
             )
         except StoreConflict:
             return "unchanged"  # answered or cancelled first: the timer does nothing
-        self._after_ending(playbook, key.run_id, EXPIRED_ERROR, detail)
+        if end_wait:
+            self._after_ending(playbook, key, EXPIRED_ERROR, detail)
         return "expired"
 
-    def _after_ending(self, playbook: PlaybookRef, run_id: str, error: str, cause: str) -> None:
+    def _after_ending(self, playbook: PlaybookRef, key: RunKey, error: str, cause: str) -> None:
         """End the execution's wait (if it has parked; else parking does it) and forget the expiry."""
         waits, scheduler = self._ports()
-        request = self.store.get_request(playbook, run_id)
+        request = self.store.get_request(playbook, key.run_id)
         if request is not None and request.token is not None:
             waits.fail(request.token, error, cause)
         if error != EXPIRED_ERROR:
-            scheduler.cancel(_expiry_name(run_id))
+            scheduler.cancel(_expiry_name(key))
 
     def park_request(self, key: RunKey, token: str) -> str:
         """The wait task: keep the token on the open request; if the request has already ended (its
@@ -533,7 +538,7 @@ class RunService:
             return "succeeded"
         if request.state == "open" and error == TIMEOUT_ERROR:
             # The backstop: the expiry's schedule was lost, and the wait ran out a minute after it.
-            return self._expire(key, due=False)
+            return self._expire(key, due=False, end_wait=False)
         return "unchanged"
 
     def _retrying(self, work: Callable[[], Result]) -> Result:
@@ -739,8 +744,8 @@ def _event(event_type: str, moment: datetime, run_id: str, data: dict[str, Any])
     return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
 
 
-def _expiry_name(run_id: str) -> str:
-    return f"expire-{run_id}"
+def _expiry_name(key: RunKey) -> str:
+    return f"expire-{key.scoped_id}"
 
 
 def _back_off(attempt: int) -> None:

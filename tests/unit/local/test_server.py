@@ -9,6 +9,7 @@ import httpx
 
 from parley.config import parse_operator_config
 from parley.local.server import ServeOptions, running
+from parley.runs.ports import RunKey
 
 OPERATOR = parse_operator_config(
     "principals: [{id: dev, token: dev-token, grants: [{org: acme, playbook: campaigns, role: write}]}]",
@@ -119,7 +120,10 @@ def test_each_reply_comes_once_its_runs_executions_have_arrived(example_source: 
                 stateMachineArn=server.executor.adapter.state_machine_arn
             )["executions"]
         }
-        assert statuses == {f"run-{answered}": "SUCCEEDED", f"run-{expiring}": "SUCCEEDED"}
+        names = {
+            run_id: RunKey("acme", "campaigns", run_id).execution_name for run_id in (answered, expiring)
+        }
+        assert statuses == {names[answered]: "SUCCEEDED", names[expiring]: "SUCCEEDED"}
 
 
 def test_answers_and_an_advance_at_once_never_deadlock(example_source: str) -> None:

@@ -69,7 +69,7 @@ def test_an_answer_is_recorded_as_one_fact_and_the_run_succeeds_with_it(
     assert service.list_interactions(PLAYBOOK).items == ()
     assert service.store.open_requests(PLAYBOOK) == 0
     assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"answer_id": fact.answer_id})}
-    assert f"expire-{started.run_id}" not in scheduler.schedules
+    assert f"expire-{key(started.run_id).scoped_id}" not in scheduler.schedules
     done = service.get_run(PLAYBOOK, started.run_id)
     assert (done.status, done.output, done.finished_at) == (
         "succeeded", {"verdict": "approve", "note": "Ready to launch."}, "2026-10-17T10:20:12.000Z",
@@ -267,6 +267,19 @@ def test_the_backstop_timeout_expires_a_request_whose_schedule_was_lost(
     assert service.store.open_requests(PLAYBOOK) == 0
 
 
+def test_the_backstop_ends_no_wait_itself(run: Any, service: RunService, handlers: Any, waits: Any) -> None:
+    """Settle may not call SendTask* (least privilege): the wait is over when the backstop fires."""
+    started = run()
+    assert service.store.get_request(PLAYBOOK, started.run_id).token is not None  # type: ignore[union-attr]
+
+    settled = handlers["settle"](
+        {"run": key(started.run_id).as_json(), "error": {"Error": "States.Timeout", "Cause": ""}}, None
+    )
+
+    assert settled["outcome"] == "expired"
+    assert waits.ended == {}
+
+
 # --- cancel ----------------------------------------------------------------------------------------------
 
 
@@ -281,7 +294,7 @@ def test_cancel_rejects_the_run_as_cancelled_and_ends_its_wait(
     assert cancelled.as_json()["rejection"] == {"reason": "cancelled", "detail": "Launch moved"}
     assert service.get_run(PLAYBOOK, started.run_id) == cancelled
     assert waits.ended == {f"token-{started.run_id}": ("failed", CANCELLED_ERROR)}
-    assert f"expire-{started.run_id}" not in scheduler.schedules
+    assert f"expire-{key(started.run_id).scoped_id}" not in scheduler.schedules
     assert service.list_interactions(PLAYBOOK).items == ()
     assert service.store.open_requests(PLAYBOOK) == 0
     [_, rejected] = service.get_run_history(PLAYBOOK, started.run_id).items

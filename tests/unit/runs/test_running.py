@@ -12,6 +12,7 @@ import pytest
 from parley.clock import ManualClock, format_time
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
+from parley.runs.ports import RunKey
 from parley.runs.service import RunService
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")
@@ -81,7 +82,9 @@ def test_a_question_starts_and_waits_in_the_inbox(
         "next_cursor": None,
     }
     # the expiry is scheduled, and the execution waits expires plus one minute
-    at, work = scheduler.schedules[f"expire-{started.run_id}"]
+    at, work = scheduler.schedules[
+        f"expire-{RunKey(PLAYBOOK.org, PLAYBOOK.playbook, started.run_id).scoped_id}"
+    ]
     assert at == manual_clock.now() + timedelta(days=2)
     assert work == {
         "work": "expire",

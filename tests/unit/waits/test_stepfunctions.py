@@ -53,7 +53,7 @@ def test_start_names_the_execution_after_the_run_with_its_key_and_timeout(moto_s
     waits.start(RUN, timeout_seconds=2 * 86400 + 60)
 
     execution = client.describe_execution(executionArn=waits.execution_arn(RUN))
-    assert execution["name"] == f"run-{RUN.run_id}"
+    assert execution["name"] == RUN.execution_name
     assert execution["stateMachineArn"] == arn
     assert json.loads(execution["input"]) == {
         "run": {"org": "acme", "playbook": "campaigns", "run_id": RUN.run_id},
@@ -89,11 +89,18 @@ def test_a_timeout_outside_what_a_run_may_wait_is_refused(moto_sfn: tuple[Any, s
         StepFunctionsWaits(client, arn).start(RUN, timeout_seconds=0)
 
 
+def test_execution_names_tell_playbooks_apart() -> None:
+    """Callers choose run ids; the same id in two playbooks must name two executions."""
+    other = RunKey("acme", "other-playbook", RUN.run_id)
+    assert other.execution_name != RUN.execution_name
+    assert RUN.execution_name.endswith(RUN.run_id) and len(RUN.execution_name) <= 80
+
+
 def test_the_execution_arn_is_the_state_machines_with_the_run_name() -> None:
     waits = StepFunctionsWaits(_client(), f"arn:aws:states:eu-west-1:{ACCOUNT}:stateMachine:parley-dev-runs")
 
     assert waits.execution_arn(RUN) == (
-        f"arn:aws:states:eu-west-1:{ACCOUNT}:execution:parley-dev-runs:run-{RUN.run_id}"
+        f"arn:aws:states:eu-west-1:{ACCOUNT}:execution:parley-dev-runs:{RUN.execution_name}"
     )
 
 
