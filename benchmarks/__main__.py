@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import create_definition, import_time
+from benchmarks import create_definition, import_time, runs
 
 
 def main() -> None:
@@ -22,6 +24,34 @@ def main() -> None:
     for name, (p50, p99) in latency.items():
         print(f"  {name:<28} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
     print(f"  first event of a fresh handler (loads routes, checker, boto3 client): {first:.0f} ms")
+    print()
+    print("CPU time of the project's own code per operation, AWS calls replayed (300 rounds)")
+    for name, (p50, p99) in runs.cpu_per_operation().items():
+        print(f"  {name:<28} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
+    print()
+    with contextlib.redirect_stderr(io.StringIO()):  # the local server's request log
+        calls = runs.calls_of_an_answered_run()
+        p50, p99 = runs.answer_to_settled()
+    print("One asked-and-answered run (local runtime: the same handlers, state machine and scheduler port)")
+    print(f"  Step Functions state transitions: {calls['state_transitions']}")
+    print(f"  Lambda invocations: {calls['lambda_invocations']}")
+    print(f"  DynamoDB calls: {calls['dynamodb_calls']}")
+    writes, reads = calls["dynamodb_units"]
+    print(f"  DynamoDB request units: {writes:g} write, {reads:g} read")
+    print(f"  schedules: {calls['schedules']}")
+    total = sum(calls["cost_per_1000_runs"].values())
+    billed = runs.ASSUMED_BILLED_SECONDS * 1000
+    print(f"  list price per 1,000 runs: ${total:.4f} (Lambda at an assumed {billed:.0f} ms a call)")
+    for item, dollars in calls["cost_per_1000_runs"].items():
+        print(f"    {item:<28} ${dollars:.5f}")
+    print()
+    scans = runs.first_page_scans()
+    print("list_interactions, first page (50): items DynamoDB read (ScannedCount)")
+    for size, count in scans.items():
+        print(f"  with {size:>6,} open requests: {count}")
+    print()
+    print("answer -> run succeeded on the local runtime (40 runs)")
+    print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
 
 
 if __name__ == "__main__":
