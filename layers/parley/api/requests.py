@@ -59,8 +59,9 @@ def caller(
     return principal, PlaybookRef(org=org, playbook=playbook)
 
 
-def json_object_body(event: APIGatewayProxyEvent) -> dict[str, Any]:
-    """The body as a JSON object; an absent or empty body is ``{}``."""
+def json_object_body(event: APIGatewayProxyEvent, *, any_media_type: bool = False) -> dict[str, Any]:
+    """The body as a JSON object; an absent or empty body is ``{}``. ``any_media_type`` reads a body
+    sent without ``application/json`` too (the local clock's routes, which a person types by hand)."""
     raw = _raw_body(event)
     if not raw:
         return {}
@@ -70,7 +71,7 @@ def json_object_body(event: APIGatewayProxyEvent) -> dict[str, Any]:
             f"A body is at most {MAX_BODY_BYTES:,} bytes (1 MiB); this one is {len(raw):,}.",
         )
     content_type = event.headers.get("content-type")
-    if not is_json_media_type(content_type):
+    if not any_media_type and not is_json_media_type(content_type):
         shown = f"{content_type!r}" if content_type else "none"
         raise Problem(
             "unsupported_media_type", f"Send the body as application/json (Content-Type was {shown})."

@@ -49,7 +49,7 @@ def answer_clock_route(event: dict[str, Any], clock: ManualClock, work: Sequence
             )
         if path == CLOCK_PATH:
             return json_result({"now": format_time(clock.now())})
-        seconds = _seconds(json_object_body(APIGatewayProxyEvent(event)))
+        seconds = _seconds(json_object_body(APIGatewayProxyEvent(event), any_media_type=True))
         return json_result({"now": format_time(advance(clock, seconds, work))})
     except Problem as problem:
         return problem_result(problem)
