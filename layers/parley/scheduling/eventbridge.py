@@ -15,12 +15,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping, Set
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.errors import Problem
+from parley.aws_edge import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_scheduler.client import EventBridgeSchedulerClient
@@ -98,22 +98,5 @@ class EventBridgeScheduler:
             self._client.delete_schedule(Name=schedule_name(name), GroupName=self.group)
 
 
-@contextmanager
-def _translated(action: str, *, ignore: set[str]) -> Iterator[None]:
-    """botocore errors, translated at the edge: ``ignore``d codes are done, overload is ``unavailable``."""
-    from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
-
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        if code in ignore:
-            return
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        if code in UNAVAILABLE_CODES or (isinstance(status, int) and status >= 500):
-            raise Problem(
-                "unavailable", f"The scheduler is busy: could not {action}; try again shortly."
-            ) from exc
-        raise
-    except (ConnectionError, HTTPClientError) as exc:  # timeouts and refused connections included
-        raise Problem("unavailable", f"The scheduler is out of reach: could not {action}.") from exc
+def _translated(action: str, *, ignore: Set[str]) -> AbstractContextManager[None]:
+    return translated("The scheduler", action, ignore=ignore, unavailable=UNAVAILABLE_CODES)

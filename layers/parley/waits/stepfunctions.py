@@ -15,11 +15,11 @@ propagates.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping, Set
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.errors import Problem
+from parley.aws_edge import translated
 from parley.infrastructure.state_machine import execution_input
 
 if TYPE_CHECKING:
@@ -76,22 +76,5 @@ class StepFunctionsWaits:
             self._client.send_task_failure(taskToken=token, error=error[:MAX_ERROR], cause=cause[:MAX_CAUSE])
 
 
-@contextmanager
-def _translated(action: str, *, ignore: frozenset[str] | set[str]) -> Iterator[None]:
-    """botocore errors, translated at the edge: ``ignore``d codes are done, overload is ``unavailable``."""
-    from botocore.exceptions import ClientError, ConnectionError, HTTPClientError
-
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        if code in ignore:
-            return
-        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        if code in UNAVAILABLE_CODES or (isinstance(status, int) and status >= 500):
-            raise Problem(
-                "unavailable", f"Step Functions is busy: could not {action}; try again shortly."
-            ) from exc
-        raise
-    except (ConnectionError, HTTPClientError) as exc:  # timeouts and refused connections included
-        raise Problem("unavailable", f"Step Functions is out of reach: could not {action}.") from exc
+def _translated(action: str, *, ignore: Set[str]) -> AbstractContextManager[None]:
+    return translated("Step Functions", action, ignore=ignore, unavailable=UNAVAILABLE_CODES)
