@@ -398,7 +398,8 @@ def _metaschema_problems(schema: Any, draft: Draft) -> Iterator[tuple[str, str]]
 # --- messages --------------------------------------------------------------------------------------------
 
 
-def _type_of(value: Any) -> str:
+def json_type_name(value: Any) -> str:
+    """The JSON Schema type name of a JSON value (``integer`` before ``number``, as schemas read it)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -434,7 +435,7 @@ def _message(error: ValidationError) -> str:
         return "Not allowed here"
     if keyword == "type":
         names = expected if isinstance(expected, list) else [expected]
-        return f"Expected {' or '.join(str(n) for n in names)}, found {_type_of(value)}"
+        return f"Expected {' or '.join(str(n) for n in names)}, found {json_type_name(value)}"
     if keyword == "anyOf" and schema_path[-2:] == ["type", "anyOf"] and isinstance(value, str | list):
         return f"Unknown type {_shown(value)}: use {', '.join(_JSON_TYPES)}"
     if keyword == "enum" and isinstance(expected, list):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from parley.documents.durations import duration_in_words, parse_duration
+from parley.documents.json_schema import json_type_name
 from parley.documents.reply_rule import ReplyRule
 
 MESSAGE_CUT: Final = 8192
@@ -700,7 +701,7 @@ class _Schemas:
         if values is None and "const" in schema:
             values = [schema["const"]]
         if values:
-            return list(dict.fromkeys(_json_type(value) for value in values))
+            return list(dict.fromkeys(json_type_name(value) for value in values))
         return []
 
     def type_words(self, schema: Any, depth: int = 0, plural: bool = False) -> str:
@@ -817,22 +818,6 @@ def _reference_name(reference: str) -> str:
         return "the whole shape again"
     tail = reference.rstrip("/").rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
     return tail or reference
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _is_count(value: Any) -> bool:
