@@ -1,4 +1,5 @@
-"""The ``parley`` command: ``parley serve`` runs the local server (``http-api.md``, "Local server")."""
+"""The ``parley`` command: ``parley serve`` runs the local server (``http-api.md``, "Local server");
+``parley demo-chat`` runs the demo chat tool server (``docs/demo-chat.md``)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,35 @@ def build_parser() -> argparse.ArgumentParser:
         default="real",
         help="manual: time stands still until POST /_local/clock/advance moves it (default: real)",
     )
+    add_demo_chat(commands)
     return parser
+
+
+def add_demo_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = commands.add_parser(
+        "demo-chat",
+        help="serve a chat tool server (MCP) to deliver to and answer from, with a page at /",
+        description="Serve the demo chat: its MCP endpoint at /mcp (post_message, thread_replies, "
+        "list_channels), a page at / to read threads and reply as a user, and `reply` to answer from "
+        "the terminal. Everything is kept in memory. Stops cleanly on SIGTERM or Ctrl-C.",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=9001, help="port to listen on (default: 9001; 0 picks one)")
+    actions = demo.add_subparsers(dest="demo_command", metavar="ACTION")
+    reply = actions.add_parser(
+        "reply",
+        help="post a reply in a thread as a user, from the terminal",
+        description="Post TEXT as USER in the thread of THREAD (a message's ts) in CHANNEL.",
+    )
+    reply.add_argument(
+        "--url", default="http://127.0.0.1:9001", help="the demo chat (default: http://127.0.0.1:9001)"
+    )
+    reply.add_argument("--channel", required=True, help="the channel, such as maria")
+    reply.add_argument(
+        "--thread", metavar="TS", help="the thread's first message (its ts); left out: the channel"
+    )
+    reply.add_argument("--user", required=True, help="who replies, such as maria")
+    reply.add_argument("text", help="the reply, such as 'approve, looks good'")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -45,6 +74,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parley.local.server import ServeOptions, serve
 
         return serve(ServeOptions(host=args.host, port=args.port, config=args.config, clock=args.clock))
+    if args.command == "demo-chat":
+        if args.demo_command == "reply":
+            from parley.demo.reply import ReplyOptions, reply
+
+            return reply(ReplyOptions(args.url, args.channel, args.thread, args.user, args.text))
+        from parley.demo.server import DemoChatOptions
+        from parley.demo.server import serve as serve_demo_chat
+
+        return serve_demo_chat(DemoChatOptions(host=args.host, port=args.port))
     return 2  # pragma: no cover - argparse refuses unknown commands
 
 

@@ -1,7 +1,7 @@
 """The ports a handler works with, bundled so they can be injected (tests, the local server) or built
 once from the environment (the Lambda function, on its first call).
 
-Later issues add the tool-client and model ports here.
+Later issues add the model port here.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from parley.documents.definition import check_source
 if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
     from parley.config import OperatorConfig
     from parley.runs.ports import Scheduler, Waits
+    from parley.tools.client import ToolClient
 
 
 class DueWork(Protocol):
@@ -54,9 +55,21 @@ class Runtime:
     waits: Waits | None = None
     #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
     scheduler: Scheduler | None = None
+    #: The MCP client tool servers are reached through (``parley.tools.client``); tests inject one with
+    #: short bounds. The default loads the mcp package only on its first call.
+    tool_client: ToolClient = field(default_factory=lambda: _default_tool_client())
+    #: The Secrets Manager client that tool server header references are read through
+    #: (``parley.tools.servers``); a boto3 client made on first use unless one is injected.
+    secretsmanager: Any = field(default_factory=lambda: _lazy_client("secretsmanager"))
 
     def definition_service(self) -> DefinitionService:
         return DefinitionService(self.definitions, self.clock, self.check_document)
+
+
+def _default_tool_client() -> ToolClient:
+    from parley.tools.client import McpToolClient
+
+    return McpToolClient()
 
 
 def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtime:

@@ -37,12 +37,14 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     from parley.api.definitions import register_definition_routes
     from parley.api.events import register_event_routes
     from parley.api.runs import register_run_routes
+    from parley.api.tools import register_tool_routes
 
     app = APIGatewayRestResolver()
     routes = Routes(app)
     register_definition_routes(routes, runtime)
     register_run_routes(routes, runtime)
     register_event_routes(routes, runtime)
+    register_tool_routes(routes, runtime)
     register_problem_handlers(app, routes.allowed_methods)
     return app
 

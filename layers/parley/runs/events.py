@@ -29,13 +29,27 @@ INTERACTION_REQUESTED: Final = "interaction_requested"
 REQUEST_ANSWERED: Final = "request_answered"
 RUN_SUCCEEDED: Final = "run_succeeded"
 RUN_REJECTED: Final = "run_rejected"
+TOOL_CALL_STARTED: Final = "tool_call_started"
+TOOL_CALL_ANSWERED: Final = "tool_call_answered"
+TOOL_CALL_FAILED: Final = "tool_call_failed"
 
-#: Each type's step within a run: the second part of the id (see the module's docstring).
-_STEPS: Final = {INTERACTION_REQUESTED: 10, REQUEST_ANSWERED: 50, RUN_SUCCEEDED: 90, RUN_REJECTED: 90}
+#: Each type's step within a run: the second part of the id (see the module's docstring), so that
+#: events of one moment (the manual clock stands still) list in the order they happen.
+_STEPS: Final = {
+    INTERACTION_REQUESTED: 10,
+    TOOL_CALL_STARTED: 20,
+    TOOL_CALL_ANSWERED: 30,
+    TOOL_CALL_FAILED: 30,
+    REQUEST_ANSWERED: 50,
+    RUN_SUCCEEDED: 90,
+    RUN_REJECTED: 90,
+}
 #: The fields of each type's ``data`` that hold content.
 CONTENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     REQUEST_ANSWERED: ("answer",),
     RUN_SUCCEEDED: ("output",),
+    TOOL_CALL_STARTED: ("arguments",),
+    TOOL_CALL_ANSWERED: ("result",),
 }
 #: Content larger than this (bytes as JSON) is shown in lists as its size.
 LISTED_CONTENT_MAX: Final = 2048

@@ -384,6 +384,10 @@ class DynamoRunStore:
 
     # --- items ---------------------------------------------------------------------------------
 
+    def record_events(self, playbook: PlaybookRef, events: list[Event]) -> None:
+        """Write events that no other item depends on (such as ``execute``'s tool calls), at once."""
+        self._transact([self._put_event(playbook, event) for event in events])
+
     def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
         values: dict[str, Any] = {
             TABLE.partition_key: playbook_key(playbook),

@@ -1,0 +1,543 @@
+"""The MCP client layer: list a tool server's tools and call one, over streamable HTTP, within bounds.
+
+What the rest of the runtime sees (``reasoning-format.md``, "Before the model is called", "Limits on
+time and failures"; ``interaction-format.md``, "Bounds"):
+
+- :meth:`McpToolClient.list_tools` gives each tool with ``read_only`` taken from ``readOnlyHint``;
+- :meth:`McpToolClient.call_tool` opens, lists, checks that the server lists the tool, calls
+  ``before_call`` (where a caller records ``tool_call_started`` and makes its last checks), then calls
+  the tool once, and gives a :class:`ToolAnswer`: the ``answer`` is the structured content, else the
+  first text block parsed as JSON, else that text;
+- bounds: 10 s to open, 10 s to list, 30 s to respond (:class:`Bounds`, injectable for tests);
+- every lower-level error (httpx2, anyio, mcp) is translated here into :class:`ToolServerFailure`,
+  whose ``because`` is the page's word: ``unreachable``, ``failing``, ``rate_limited`` (with the
+  server's ``Retry-After`` in seconds) or ``key_refused``. A server that does not list the tool gives
+  :class:`ToolNotOffered` with ``because`` ``tool_not_listed``. Nothing matches on message text.
+
+mcp 2's streamable-HTTP transport turns an HTTP error status into a generic JSON-RPC error, so the
+status and ``Retry-After`` are read from the responses themselves, by an httpx2 event hook.
+
+Lambda handlers are synchronous: each operation runs its coroutine on a private event loop
+(``asyncio.run``; on a worker thread when the caller already runs a loop). The ``mcp`` package loads
+with the first operation, never with this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    import httpx2
+    from mcp import Client
+
+Because = Literal["unreachable", "failing", "rate_limited", "key_refused"]
+Stage = Literal["open", "list", "call"]
+NotOfferedBecause = Literal["tool_server_not_configured", "tool_not_allowed", "tool_not_listed"]
+
+#: JSON-RPC codes the client reads (``mcp_types.jsonrpc``), copied so that this module loads without mcp.
+_REQUEST_TIMEOUT: Final = -32001
+_INVALID_PARAMS: Final = -32602
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How long each step may take, in seconds (``interaction-format.md``, "Bounds")."""
+
+    open_seconds: float = 10.0
+    list_seconds: float = 10.0
+    respond_seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class ServerAddress:
+    """Where a tool server is and the headers sent to it. The header values are secrets: never in a
+    ``repr`` (only their names are shown)."""
+
+    name: str
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        return f"ServerAddress(name={self.name!r}, url={self.url!r}, headers={sorted(self.headers)!r})"
+
+
+@dataclass(frozen=True)
+class ListedTool:
+    """A tool as its server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """What one call returned. ``result`` is the whole MCP result as JSON (``content``,
+    ``structuredContent``, ``isError``), for the history; ``answer`` follows the page's rule."""
+
+    tool: ListedTool
+    is_error: bool
+    answer: Any
+    text: str | None
+    result: dict[str, Any]
+    duration_ms: int
+    jsonrpc_id: str | int | None
+
+
+class ToolNotOffered(Exception):
+    """The tool cannot be used by this playbook: ``because`` is ``tool_server_not_configured``,
+    ``tool_not_allowed`` or ``tool_not_listed`` (kind ``tool_not_offered``)."""
+
+    def __init__(self, because: NotOfferedBecause, detail: str) -> None:
+        super().__init__(detail)
+        self.because: NotOfferedBecause = because
+        self.detail = detail
+
+
+class ToolServerFailure(Exception):
+    """The server could not be used (kind ``tool_server_failed``).
+
+    - ``because``: ``unreachable`` (no connection, or no response in time), ``failing`` (an error, or
+      a refusal to list), ``rate_limited`` (429; ``retry_after_seconds`` when the server said how
+      long), ``key_refused`` (401 or 403: check the key, do not retry).
+    - ``stage``: where it happened. ``sent`` is true once the tool call itself was sent: the tool may
+      have run (``tools_unfinished`` or ``effect_unknown`` follow, not a plain ``unavailable``).
+    - ``timed_out``: a bound ran out; ``arguments_refused``: the server refused the call's arguments
+      with a protocol error (``-32602``).
+    - ``detail``: words for a person, holding no header value and no response body.
+    """
+
+    def __init__(
+        self,
+        because: Because,
+        detail: str,
+        *,
+        stage: Stage,
+        timed_out: bool = False,
+        retry_after_seconds: float | None = None,
+        arguments_refused: bool = False,
+        duration_ms: int | None = None,
+        jsonrpc_id: str | int | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.because: Because = because
+        self.detail = detail
+        self.stage: Stage = stage
+        self.timed_out = timed_out
+        self.retry_after_seconds = retry_after_seconds
+        self.arguments_refused = arguments_refused
+        self.duration_ms = duration_ms
+        self.jsonrpc_id = jsonrpc_id
+
+    @property
+    def sent(self) -> bool:
+        return self.stage == "call"
+
+    @property
+    def history_because(self) -> str:
+        """The ``because`` of ``tool_call_failed`` (``reasoning-format.md``, "The run's history")."""
+        if self.arguments_refused:
+            return "arguments_refused"
+        return "timed_out" if self.timed_out else "server_failure"
+
+    def __repr__(self) -> str:
+        return f"ToolServerFailure(because={self.because!r}, stage={self.stage!r}, detail={self.detail!r})"
+
+
+class ToolClient(Protocol):
+    """The tool-client port of :class:`~parley.runtime.Runtime`."""
+
+    def list_tools(self, address: ServerAddress) -> list[ListedTool]:
+        """Every tool the server lists. :class:`ToolServerFailure` when it cannot."""
+        ...
+
+    def call_tool(
+        self,
+        address: ServerAddress,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        before_call: Callable[[ListedTool], None] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolAnswer:
+        """Open, list, call ``before_call`` with the listed tool (an exception from it stops the call
+        before anything is sent, and propagates unchanged), then call the tool once.
+        :class:`ToolNotOffered` (``tool_not_listed``) or :class:`ToolServerFailure`."""
+        ...
+
+
+class McpToolClient:
+    """:class:`ToolClient` over the mcp package's streamable-HTTP client (a new connection per operation:
+    Lambda keeps nothing open between events)."""
+
+    def __init__(self, bounds: Bounds | None = None) -> None:
+        self.bounds = bounds or Bounds()
+
+    def __repr__(self) -> str:
+        return f"McpToolClient(bounds={self.bounds!r})"
+
+    def list_tools(self, address: ServerAddress) -> list[ListedTool]:
+        listed, _ = _run_sync(lambda: _exchange(address, self.bounds, None))
+        return listed
+
+    def call_tool(
+        self,
+        address: ServerAddress,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        before_call: Callable[[ListedTool], None] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolAnswer:
+        call = _Call(tool, dict(arguments), before_call, dict(meta) if meta else None)
+        _, answer = _run_sync(lambda: _exchange(address, self.bounds, call))
+        assert answer is not None
+        return answer
+
+
+def answer_of(structured_content: Any, content: list[Mapping[str, Any]]) -> tuple[Any, str | None]:
+    """The page's answer and the first text block: the structured content, else the first text block
+    parsed as JSON, else that text (``None`` when there is no text at all)."""
+    text = next(
+        (block.get("text") for block in content if block.get("type") == "text" and "text" in block), None
+    )
+    if structured_content is not None:
+        return structured_content, text
+    if text is None:
+        return None, None
+    try:
+        return json.loads(text, parse_constant=_refuse_constant), text
+    except (ValueError, RecursionError):
+        return text, text
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """``Retry-After`` as seconds from now: delay-seconds or an HTTP date (RFC 9110); ``None`` when
+    absent or unreadable."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        return float(int(text))
+    try:
+        moment = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return max(0.0, (moment - (now or datetime.now(UTC))).total_seconds())
+
+
+# --- the exchange ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Call:
+    tool: str
+    arguments: dict[str, Any]
+    before_call: Callable[[ListedTool], None] | None
+    meta: dict[str, Any] | None
+
+
+@dataclass
+class _Seen:
+    """What the HTTP hooks saw: the last response's status and ``Retry-After``, the tools/call's id."""
+
+    status: int | None = None
+    retry_after: str | None = None
+    jsonrpc_id: str | int | None = None
+
+    async def on_request(self, request: httpx2.Request) -> None:
+        content = request.content
+        if b'"tools/call"' in content:
+            try:
+                message = json.loads(content)
+            except ValueError:
+                return
+            if isinstance(message, dict) and message.get("method") == "tools/call":
+                self.jsonrpc_id = message.get("id")
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        self.status = response.status_code
+        self.retry_after = response.headers.get("retry-after")
+
+
+class _CallerError(Exception):
+    """An exception from ``before_call``, carried through the task groups to be raised unchanged."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__("before_call failed")
+        self.error = error
+
+
+async def _exchange(
+    address: ServerAddress, bounds: Bounds, call: _Call | None
+) -> tuple[list[ListedTool], ToolAnswer | None]:
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    seen = _Seen()
+    stage: Stage = "open"
+    listed: list[ListedTool] = []
+    answer: ToolAnswer | None = None
+    started: float | None = None
+    done = False
+    http = httpx2.AsyncClient(
+        headers=dict(address.headers),
+        # The cancel scope below bounds each step; httpx2's own timeouts only back it up.
+        timeout=httpx2.Timeout(_longest(bounds), connect=bounds.open_seconds),
+        event_hooks={"request": [seen.on_request], "response": [seen.on_response]},
+    )
+    try:
+        # One cancel scope for the whole exchange; its deadline moves on with each step, so the bounds
+        # hold without leaving a task group's scope early.
+        with anyio.CancelScope(deadline=anyio.current_time() + bounds.open_seconds) as scope:
+            async with (
+                http,
+                Client(streamable_http_client(address.url, http_client=http), cache=None) as client,
+            ):
+                stage = "list"
+                scope.deadline = anyio.current_time() + bounds.list_seconds
+                listed = await _all_tools(client)
+                if call is not None:
+                    tool = _listed(listed, call.tool, address.name)
+                    if call.before_call is not None:
+                        try:
+                            call.before_call(tool)
+                        except Exception as exc:
+                            raise _CallerError(exc) from exc
+                    stage = "call"
+                    scope.deadline = anyio.current_time() + bounds.respond_seconds
+                    started = time.perf_counter()
+                    result = await client.call_tool(call.tool, call.arguments, meta=call.meta)  # type: ignore[arg-type]
+                    answer = _answer(tool, result, _millis_since(started), seen.jsonrpc_id)
+                done = True
+                # Closing gets the opening's bound; an answer already in hand is kept either way.
+                scope.deadline = anyio.current_time() + bounds.open_seconds
+        if scope.cancelled_caught and not done:
+            raise _timed_out(address, stage, bounds, started, seen)
+    except (ToolNotOffered, ToolServerFailure):
+        raise
+    except Exception as exc:
+        inner = _caller_error(exc)
+        if inner is not None:
+            raise inner from None
+        not_offered = _find(exc, ToolNotOffered)
+        if not_offered is not None:
+            raise not_offered from None
+        if done:
+            return listed, answer  # the work was done; only closing the connection failed
+        raise _translated(exc, address, stage, started, seen) from None
+    return listed, answer
+
+
+async def _all_tools(client: Client) -> list[ListedTool]:
+    tools: list[ListedTool] = []
+    cursor: str | None = None
+    for _ in range(100):  # a server that pages forever still ends
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            annotations = tool.annotations
+            tools.append(
+                ListedTool(
+                    name=tool.name,
+                    description=tool.description or "",
+                    input_schema=dict(tool.input_schema),
+                    read_only=bool(annotations is not None and annotations.read_only_hint),
+                )
+            )
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _listed(listed: list[ListedTool], name: str, server: str) -> ListedTool:
+    for tool in listed:
+        if tool.name == name:
+            return tool
+    raise ToolNotOffered(
+        "tool_not_listed",
+        f"The tool server {server!r} does not list the tool {name!r}; call search for the tools it offers.",
+    )
+
+
+def _answer(tool: ListedTool, result: Any, duration_ms: int, jsonrpc_id: str | int | None) -> ToolAnswer:
+    shown = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    whole = {key: shown[key] for key in ("content", "structuredContent", "isError") if key in shown}
+    whole.setdefault("isError", bool(result.is_error))
+    content = whole.get("content") or []
+    answer, text = answer_of(result.structured_content, content)
+    return ToolAnswer(
+        tool=tool,
+        is_error=bool(result.is_error),
+        answer=answer,
+        text=text,
+        result=whole,
+        duration_ms=duration_ms,
+        jsonrpc_id=jsonrpc_id,
+    )
+
+
+def _timed_out(
+    address: ServerAddress, stage: Stage, bounds: Bounds, started: float | None, seen: _Seen
+) -> ToolServerFailure:
+    seconds = {"open": bounds.open_seconds, "list": bounds.list_seconds, "call": bounds.respond_seconds}[
+        stage
+    ]
+    doing = {"open": "open a connection", "list": "list its tools", "call": "respond to the call"}[stage]
+    return ToolServerFailure(
+        "unreachable",
+        f"The tool server {address.name!r} did not {doing} within {_seconds(seconds)} seconds.",
+        stage=stage,
+        timed_out=True,
+        duration_ms=_millis_since(started) if started is not None else None,
+        jsonrpc_id=seen.jsonrpc_id if stage == "call" else None,
+    )
+
+
+def _translated(
+    exc: BaseException, address: ServerAddress, stage: Stage, started: float | None, seen: _Seen
+) -> ToolServerFailure:
+    import httpx2
+    from mcp import MCPError
+
+    name = address.name
+    common: dict[str, Any] = {
+        "stage": stage,
+        "duration_ms": _millis_since(started) if started is not None else None,
+        "jsonrpc_id": seen.jsonrpc_id if stage == "call" else None,
+    }
+    leaves = list(_leaves(exc))
+    if any(isinstance(leaf, httpx2.TimeoutException) for leaf in leaves):
+        return ToolServerFailure(
+            "unreachable", f"The tool server {name!r} did not respond in time.", timed_out=True, **common
+        )
+    if any(isinstance(leaf, (httpx2.ConnectError, OSError)) for leaf in leaves):
+        return ToolServerFailure("unreachable", f"The tool server {name!r} cannot be reached.", **common)
+    status = seen.status
+    if status == 429:
+        wait = retry_after_seconds(seen.retry_after)
+        asked = f"; it asks to wait {_seconds(wait)} seconds" if wait is not None else ""
+        return ToolServerFailure(
+            "rate_limited",
+            f"The tool server {name!r} asks to slow down (HTTP 429){asked}.",
+            retry_after_seconds=wait,
+            **common,
+        )
+    if status in (401, 403):
+        return ToolServerFailure(
+            "key_refused",
+            f"The tool server {name!r} did not accept the key it was given (HTTP {status}); "
+            "check that key, do not retry.",
+            **common,
+        )
+    mcp_error = _find(exc, MCPError)
+    if mcp_error is not None and mcp_error.code == _REQUEST_TIMEOUT:
+        return ToolServerFailure(
+            "unreachable", f"The tool server {name!r} did not respond in time.", timed_out=True, **common
+        )
+    if status is not None and status >= 400:
+        return ToolServerFailure("failing", f"The tool server {name!r} failed (HTTP {status}).", **common)
+    if any(isinstance(leaf, httpx2.TransportError) for leaf in leaves):
+        return ToolServerFailure("unreachable", f"The tool server {name!r} cannot be reached.", **common)
+    if mcp_error is not None:
+        refused = stage == "call" and mcp_error.code == _INVALID_PARAMS
+        what = "refused the call's arguments" if refused else f"failed (MCP error {mcp_error.code})"
+        return ToolServerFailure(
+            "failing", f"The tool server {name!r} {what}.", arguments_refused=refused, **common
+        )
+    doing = {"open": "on opening", "list": "on listing its tools", "call": "on the call"}[stage]
+    return ToolServerFailure("failing", f"The tool server {name!r} failed {doing}.", **common)
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The exception, the ones inside its groups, and their causes."""
+    found: list[BaseException] = []
+    stack: list[BaseException] = [exc]
+    while stack and len(found) < 100:
+        current = stack.pop()
+        found.append(current)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+        if current.__cause__ is not None:
+            stack.append(current.__cause__)
+    return found
+
+
+def _find(exc: BaseException, kind: type[T]) -> T | None:
+    for leaf in _leaves(exc):
+        if isinstance(leaf, kind):
+            return leaf
+    return None
+
+
+def _caller_error(exc: BaseException) -> BaseException | None:
+    found = _find(exc, _CallerError)
+    return found.error if found is not None else None
+
+
+def _longest(bounds: Bounds) -> float:
+    return max(bounds.open_seconds, bounds.list_seconds, bounds.respond_seconds)
+
+
+def _millis_since(started: float | None) -> int:
+    return 0 if started is None else round((time.perf_counter() - started) * 1000)
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _run_sync(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine on a private loop: here, or on a worker thread when this thread runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(work())
+    outcome: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            outcome["value"] = asyncio.run(work())
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=worker, name="parley-tool-client")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value
+
+
+__all__ = [
+    "Bounds",
+    "ListedTool",
+    "McpToolClient",
+    "ServerAddress",
+    "ToolAnswer",
+    "ToolClient",
+    "ToolNotOffered",
+    "ToolServerFailure",
+    "answer_of",
+    "retry_after_seconds",
+]

@@ -1,0 +1,246 @@
+"""A real MCP tool server for tests: mcp's ``MCPServer`` over streamable HTTP (stateless, JSON
+responses), served by uvicorn on 127.0.0.1 in a thread of the test process.
+
+respx does not see the mcp client's traffic (it goes through httpx2), so tests talk to this server
+over real HTTP. Its tools, and how to make it fail on command:
+
+- ``post_message(channel, text, thread_ts?)`` → structured ``{channel, ts}`` (writes);
+- ``thread_replies(channel, ts, oldest?, limit?)`` → structured ``{messages: [...], has_more}``
+  (read-only);
+- ``json_text(value)`` → one text block holding JSON, no structured content (read-only);
+- ``plain_text(words)`` → one text block that is not JSON (read-only);
+- ``read_fails(reason)`` / ``write_fails(reason)`` → a tool error (``isError``), read-only / writing;
+- ``slow(seconds)`` → answers after sleeping (read-only);
+- ``whoami()`` → echoes the ``Authorization`` header it received, in text and structured content
+  (read-only), to test that results are scrubbed;
+- ``server.answer_status(tool, status, headers)``: calls of that tool answer the HTTP status instead
+  (``429`` with ``Retry-After``, ``500``…); ``server.require_headers({...})``: any request without
+  those header values answers ``401``;
+- ``server.received``: the headers of every HTTP request, lowercased names; ``server.calls``: each
+  ``tools/call`` that reached the server, as ``(tool, arguments)``.
+
+Use ``running_tool_server()`` as a context manager, or the ``tool_server`` fixture of a test module.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import ToolAnnotations
+from pydantic import BaseModel
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+
+class Posted(BaseModel):
+    channel: str
+    ts: str
+
+
+class Reply(BaseModel):
+    ts: str
+    user: str
+    text: str
+    thread_ts: str
+
+
+class Replies(BaseModel):
+    messages: list[Reply]
+    has_more: bool
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class LocalToolServer:
+    """The test server's state and controls (see the module's docstring)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.received: list[dict[str, str]] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._statuses: dict[str, tuple[int, dict[str, str]]] = {}
+        self._required: dict[str, str] = {}
+        self._last_headers: dict[str, str] = {}
+        self._posted = 0
+        self.mcp = self._build()
+        self._inner = self.mcp.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            transport_security=TransportSecuritySettings(allowed_hosts=[f"127.0.0.1:{port}"]),
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def answer_status(self, tool: str, status: int, headers: dict[str, str] | None = None) -> None:
+        self._statuses[tool] = (status, headers or {})
+
+    def require_headers(self, headers: dict[str, str]) -> None:
+        self._required = {name.lower(): value for name, value in headers.items()}
+
+    def reset(self) -> None:
+        self.received.clear()
+        self.calls.clear()
+        self._statuses.clear()
+        self._required.clear()
+
+    # --- the ASGI app: records headers, answers statuses on command, then hands over to mcp ----------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._inner(scope, receive, send)
+            return
+        headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope["headers"]}
+        self.received.append(headers)
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = bool(message.get("more_body", False))
+        if any(headers.get(name) != value for name, value in self._required.items()):
+            await _answer(send, 401, {"WWW-Authenticate": "Bearer"}, b"")
+            return
+        tool = _called_tool(body)
+        if tool is not None and tool in self._statuses:
+            status, extra = self._statuses[tool]
+            await _answer(send, status, extra, b"")
+            return
+        self._last_headers = headers
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self._inner(scope, replay, send)
+
+    # --- the tools ---------------------------------------------------------------------------------
+
+    def _build(self) -> MCPServer:
+        server: MCPServer = MCPServer("parley-test-tools")
+
+        @server.tool(description="Post a message to a channel, or into a thread.", annotations=WRITES)
+        def post_message(channel: str, text: str, thread_ts: str | None = None) -> Posted:
+            self.calls.append(("post_message", {"channel": channel, "text": text, "thread_ts": thread_ts}))
+            self._posted += 1
+            return Posted(channel=channel, ts=f"1700000000.{self._posted:06d}")
+
+        @server.tool(description="List the replies of a thread since a point.", annotations=READ_ONLY)
+        def thread_replies(channel: str, ts: str, oldest: str = "0", limit: int = 15) -> Replies:
+            self.calls.append(("thread_replies", {"channel": channel, "ts": ts}))
+            reply = Reply(ts="1700000001.000100", user="U1", text="approve", thread_ts=ts)
+            return Replies(messages=[reply][:limit], has_more=False)
+
+        @server.tool(
+            description="Answer a JSON document as text.", annotations=READ_ONLY, structured_output=False
+        )
+        def json_text(value: int) -> str:
+            self.calls.append(("json_text", {"value": value}))
+            return json.dumps({"value": value, "rows": [1, 2, 3]})
+
+        @server.tool(description="Answer plain words.", annotations=READ_ONLY, structured_output=False)
+        def plain_text(words: str) -> str:
+            self.calls.append(("plain_text", {"words": words}))
+            return f"You said: {words}"
+
+        @server.tool(description="A read-only tool that fails.", annotations=READ_ONLY)
+        def read_fails(reason: str) -> str:
+            self.calls.append(("read_fails", {"reason": reason}))
+            raise ToolError(f"cannot read: {reason}")
+
+        @server.tool(description="A writing tool that fails.", annotations=WRITES)
+        def write_fails(reason: str) -> str:
+            self.calls.append(("write_fails", {"reason": reason}))
+            raise ToolError(f"cannot write: {reason}")
+
+        @server.tool(description="Answer after a while.", annotations=READ_ONLY)
+        async def slow(seconds: float) -> str:
+            self.calls.append(("slow", {"seconds": seconds}))
+            await anyio.sleep(seconds)
+            return "done"
+
+        @server.tool(description="Say which key the server received.", annotations=READ_ONLY)
+        def whoami() -> dict[str, Any]:
+            self.calls.append(("whoami", {}))
+            return {"authorization": self._last_headers.get("authorization")}
+
+        return server
+
+
+def _called_tool(body: bytes) -> str | None:
+    try:
+        message = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(message, dict) and message.get("method") == "tools/call":
+        name = (message.get("params") or {}).get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+async def _answer(send: Send, status: int, headers: dict[str, str], body: bytes) -> None:
+    raw = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+    raw.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+@contextmanager
+def running_tool_server() -> Iterator[LocalToolServer]:
+    """A :class:`LocalToolServer` listening on a free port of 127.0.0.1 for the block."""
+    port = free_port()
+    state = LocalToolServer(port)
+    config = uvicorn.Config(
+        state,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"mcp-test-server-{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test MCP server did not start")
+        time.sleep(0.01)
+    try:
+        yield state
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+def unreachable_url() -> str:
+    """The URL of a port of 127.0.0.1 that nothing listens on."""
+    return f"http://127.0.0.1:{free_port()}/mcp"
