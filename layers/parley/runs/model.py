@@ -55,11 +55,30 @@ class Rejection:
 
 
 @dataclass(frozen=True)
+class CalledTool:
+    """The tool a run of a function with ``call`` sent its call to (recorded with ``tool_call_started``,
+    before the call is sent): a run that called its tool and did not succeed never runs again under its
+    id (``reasoning-format.md``, "When a tool-calling run cannot finish")."""
+
+    server: str
+    tool: str
+    read_only: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return {"server": self.server, "tool": self.tool, "read_only": self.read_only}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CalledTool:
+        return cls(str(data["server"]), str(data["tool"]), bool(data["read_only"]))
+
+
+@dataclass(frozen=True)
 class Run:
     """A run of a definition. ``output`` is set once it succeeded, ``rejection`` once it was rejected.
 
-    ``input_digest`` (the input's canonical JSON, hashed) and ``attempt`` serve the rules of retrying
-    under a run id; they are not shown.
+    ``input_digest`` (the input's canonical JSON, hashed), ``attempt`` and ``called`` (the tool a run
+    of a function with ``call`` sent its call to) serve the rules of retrying under a run id; they are
+    not shown.
     """
 
     run_id: str
@@ -75,6 +94,7 @@ class Run:
     output: Any = None
     rejection: Rejection | None = None
     finished_at: str | None = None
+    called: CalledTool | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The run as ``get_run`` shows it. Interaction runs keep no ``record``, so none is shown."""

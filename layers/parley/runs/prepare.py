@@ -10,6 +10,10 @@ service; each run then checks its input and renders ``to``, ``from`` and the mes
   at the field's ``/input/...`` pointer (or ``/input``), its detail naming the line;
 - a party (``to``, and ``from``, the answerer) rendered empty, as something that is not text, with a
   control character or past 256 bytes: ``conflict``, ``unworkable``; so is a message past 8 KiB.
+
+A function with ``call`` (``interaction-format.md``, "Asking a system") has no party, message or
+expiry: it is prepared as its :class:`~parley.runs.call.CallBlock`, which ``parley.runs.call`` renders
+and runs.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from parley.documents.durations import parse_duration
 from parley.documents.front_matter import load_front_matter, split_document
 from parley.documents.json_schema import validate_instance
 from parley.errors import ErrorEntry, Problem
+from parley.runs.call import CallBlock
 from parley.runs.model import invalid_input
 from parley.templates.environment import compile_template
 from parley.templates.render import RenderFailure, render_text
@@ -52,7 +57,7 @@ class PreparedFunction:
     type: str
     name: str
     version: int
-    #: Why this runtime cannot run the function at all (``deliver``, ``call``), as its problem.
+    #: Why this runtime cannot run the function at all (``deliver``, reasoning), as its problem.
     refusal: Problem | None
     input_schema: Any
     has_input_schema: bool
@@ -63,6 +68,8 @@ class PreparedFunction:
     answerer: Template | None
     message: Template | None
     expires: timedelta
+    #: ``call``: the tool a function that asks a system calls (``None`` for one that asks a person).
+    call: CallBlock | None = None
 
     @property
     def expires_seconds(self) -> int:
@@ -86,7 +93,17 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
     takes_answer = isinstance(output_block, dict) and "schema" in output_block
     to = answerer = message = None
     expires = timedelta(0)
-    if refusal is None:
+    call = None
+    if refusal is None and "call" in front_matter:
+        block = front_matter["call"]
+        call = CallBlock(
+            server=str(block["server"]),
+            tool=str(block["tool"]),
+            arguments=block.get("with", {}),
+            read=block.get("read"),
+            first_line=_lines(definition.source).get("/call/with", 1),
+        )
+    elif refusal is None:
         lines = _lines(definition.source)
         to = _template(front_matter["to"], lines.get("/to", 1))
         if "from" in front_matter:
@@ -106,6 +123,7 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
         answerer=answerer,
         message=message,
         expires=expires,
+        call=call,
     )
 
 
@@ -149,25 +167,24 @@ def _refusal(definition: Definition, front_matter: dict[str, Any]) -> Problem | 
         return unworkable(
             f"This runtime does not run {definition.type} functions yet; only interaction functions run."
         )
-    tools = (("call", "ask a system through a tool"), ("deliver", "send requests through a tool"))
-    for block, words in tools:
-        if block in front_matter:
-            return unworkable(
-                f"The function names {block!r}, and this runtime does not {words} yet: it runs functions "
-                "that ask through the playbook's inbox. Leave out 'call' and 'deliver' to run it here."
-            )
+    if "deliver" in front_matter:
+        return unworkable(
+            "The function names 'deliver', and this runtime does not send requests through a tool yet: it "
+            "runs functions that ask through the playbook's inbox or ask a system with 'call'. Leave out "
+            "'deliver' to run it here."
+        )
     return None
 
 
 def _lines(source: str) -> dict[str, int]:
-    """The document lines each template starts on: ``/to``, ``/from`` and the ``body``."""
+    """The document lines each template starts on: ``/to``, ``/from``, ``/call/with`` and the ``body``."""
     split = split_document(source)
     if isinstance(split, list):  # pragma: no cover - a saved document always splits
         return {}
     found = {"body": split.body_first_line}
     loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
     if not isinstance(loaded, list):
-        for pointer in ("/to", "/from"):
+        for pointer in ("/to", "/from", "/call/with"):
             found[pointer] = loaded.lines.value_line_of(pointer)
     return found
 

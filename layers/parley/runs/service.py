@@ -4,8 +4,9 @@ history", "Answering a request", "Listing requests"; ``http-api.md``: "Runs", "E
 Running (``run_definition``), for functions that ask through the inbox, and notifications:
 
 - the active definition is re-checked (once per version: the prepared function is cached); a retired
-  one is ``409``; one with ``deliver`` or ``call``, or a reasoning function, is ``409 unworkable``:
-  this runtime does not send through tools nor ask models yet;
+  one is ``409``; one with ``deliver``, or a reasoning function, is ``409 unworkable``: this runtime
+  does not send through tools nor ask models yet;
+- a function with ``call`` asks its system at once, inside the request (``parley.runs.call``);
 - the input is checked and the request rendered (``parley.runs.prepare``); every rejection is recorded
   on the run (``rejected``, with its ``rejection``) and answered with its problem;
 - a notification without ``deliver`` succeeds at once with ``{}``; a question opens its request with
@@ -19,6 +20,8 @@ repairs a start cut short); a rejection as ``invalid_input``, ``unanswered`` (``
 answers its recorded problem; after ``conflict``, ``unavailable`` or ``failed`` the definition runs
 again (``reasoning-format.md``: "After unavailable, conflict or a failure, they run the definition
 again"), replacing the recorded attempt under a condition. Same id, other definition or input: ``409``.
+A run that called its tool (``called``) and did not succeed never runs again: ``409 tools_called``
+(``because: only_read`` once ended, when the tool is read-only); one refused before sending runs again.
 
 Endings: exactly one of an answer, the expiry and a cancel moves the request from ``open`` (the
 store's condition); the losers are told ``409`` (the timer does nothing). The answer's execution then
@@ -57,6 +60,7 @@ from parley.runs.store import DynamoRunStore, RequestsFull, RunTaken
 if TYPE_CHECKING:
     from parley.runs.prepare import PreparedFunction
     from parley.runtime import Runtime
+    from parley.tools.servers import HeaderSecrets
 
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 100
@@ -89,6 +93,13 @@ class RunService:
         self._given_store = store
         self._prepared: OrderedDict[tuple[str, ...], PreparedFunction] = OrderedDict()
         self._prepared_lock = threading.Lock()
+
+    @functools.cached_property
+    def _header_secrets(self) -> HeaderSecrets:
+        """Tool servers' header values, read through the runtime's Secrets Manager client on first need."""
+        from parley.tools.servers import HeaderSecrets
+
+        return HeaderSecrets(lambda: self._runtime.secretsmanager)
 
     @functools.cached_property
     def store(self) -> DynamoRunStore:
@@ -142,6 +153,10 @@ class RunService:
                 f"The run id {run.run_id} is taken by a run of the {run.type} function {run.name!r} with "
                 "other input; a run id names one run. Use a new run id for a new run.",
             )
+        if run.called is not None and run.status != "succeeded":
+            from parley.runs.call import tools_called
+
+            raise tools_called(run)
         if run.status == "started":
             request = self.store.get_request(playbook, run.run_id)
             if request is not None and request.state == "open":
@@ -194,11 +209,30 @@ class RunService:
             if function.refusal is not None:
                 raise function.refusal
             check_input(function, input_value)
-            rendered = render_request(function, input_value, moment)
-            if function.takes_answer and (self._runtime.waits is None or self._runtime.scheduler is None):
+            if function.call is not None:
+                from parley.runs.call import render_arguments
+
+                arguments, size = render_arguments(function.call, input_value, moment)
+                rendered = None
+            else:
+                rendered = render_request(function, input_value, moment)
+            waiting = function.takes_answer and function.call is None
+            if waiting and (self._runtime.waits is None or self._runtime.scheduler is None):
                 raise Problem("unavailable", "This runtime has no way to wait for answers: it cannot ask.")
         except Problem as problem:
             raise self._rejected(playbook, run, problem, replacing) from None
+        if function.call is not None:
+            from parley.runs.call import CallRun
+
+            caller = CallRun(
+                self._runtime,
+                self.store,
+                self._header_secrets,
+                playbook,
+                rejected=lambda problem: self._rejected(playbook, run, problem, replacing),
+            )
+            return caller.run(run, function.call, function.output_schema, arguments, size, replacing)
+        assert rendered is not None
         expires_at = format_time(moment + function.expires)
         requested = _event(
             events.INTERACTION_REQUESTED,

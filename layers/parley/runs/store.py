@@ -3,8 +3,8 @@
 Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
 
 - run: ``sk = RUN#{run_id}``; ``gsi1pk = PB#{org}#{playbook}#RUN``, ``gsi1sk = {started_at}#{run_id}``
-  (``list_runs``, newest first). ``status``, ``output`` and ``rejection`` (JSON text), ``input_digest``
-  and ``attempt`` (the rules of retrying under a run id).
+  (``list_runs``, newest first). ``status``, ``output`` and ``rejection`` (JSON text), ``input_digest``,
+  ``attempt`` and ``called`` (JSON text; the rules of retrying under a run id).
 - request: ``sk = REQ#{run_id}``; while it is open, ``gsi1pk = PB#{org}#{playbook}#REQ``,
   ``gsi1sk = {requested_at}#{run_id}`` (``list_interactions``, newest first: a page reads about a
   page of items however many are open); the keys are removed when it leaves the list. ``state``
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
-from parley.runs.model import AnswerFact, Event, Rejection, Request, Run
+from parley.runs.model import AnswerFact, CalledTool, Event, Rejection, Request, Run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -377,10 +377,11 @@ class DynamoRunStore:
             ]
         )
 
-    def end_run(self, playbook: PlaybookRef, run: Run, event: Event) -> None:
-        """Write the run's ending (``run``, succeeded or rejected) and its event, while it is still
-        ``started``; :class:`StoreConflict` once it has ended."""
-        self._transact([self._end_run(playbook, run), self._put_event(playbook, event)])
+    def end_run(self, playbook: PlaybookRef, run: Run, event: Event | list[Event]) -> None:
+        """Write the run's ending (``run``, succeeded or rejected) and its events (such as a tool call's
+        end and the run's), while it is still ``started``; :class:`StoreConflict` once it has ended."""
+        events = event if isinstance(event, list) else [event]
+        self._transact([self._end_run(playbook, run), *(self._put_event(playbook, e) for e in events)])
 
     # --- items ---------------------------------------------------------------------------------
 
@@ -412,6 +413,8 @@ class DynamoRunStore:
             values["rejection"] = _json(run.rejection.as_json())
         if run.finished_at is not None:
             values["finished_at"] = run.finished_at
+        if run.called is not None:
+            values["called"] = _json(run.called.as_json())
         put: dict[str, Any] = {"TableName": self._table, "Item": self._codec.serialize(values)}
         if replacing is None:
             put["ConditionExpression"] = "attribute_not_exists(#pk)"
@@ -497,6 +500,12 @@ class DynamoRunStore:
             update += ", #rejection = :rejection"
             names["#rejection"] = "rejection"
             values[":rejection"] = {"S": _json(run.rejection.as_json())}
+        names["#called"] = "called"
+        if run.called is not None:
+            update += ", #called = :called"
+            values[":called"] = {"S": _json(run.called.as_json())}
+        else:
+            update += " REMOVE #called"
         return {
             "Update": {
                 "TableName": self._table,
@@ -606,6 +615,7 @@ def _run_from(data: Mapping[str, Any]) -> Run:
         output=json.loads(data["output"]) if "output" in data else None,
         rejection=Rejection.from_json(json.loads(rejection)) if rejection else None,
         finished_at=data.get("finished_at"),
+        called=CalledTool.from_json(json.loads(data["called"])) if data.get("called") else None,
     )
 
 

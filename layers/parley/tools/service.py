@@ -41,7 +41,6 @@ tool and changes nothing), and records nothing.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import uuid
 from collections.abc import Mapping
@@ -51,7 +50,8 @@ from parley.clock import format_time
 from parley.errors import ErrorEntry, Problem, capped_errors
 from parley.runs.events import TOOL_CALL_ANSWERED, TOOL_CALL_FAILED, TOOL_CALL_STARTED, new_event_id
 from parley.runs.model import Event
-from parley.tools.client import ListedTool, ToolAnswer, ToolNotOffered, ToolServerFailure
+from parley.tools.client import ListedTool, ToolNotOffered, ToolServerFailure
+from parley.tools.recording import answered_data, failed_data, refused_call, server_failed, started_data
 from parley.tools.servers import (
     HeaderSecrets,
     ResolvedServer,
@@ -162,18 +162,7 @@ class ToolService:
             errors = schema_errors(arguments, tool.input_schema)
             if errors:
                 raise _invalid_arguments(errors)
-            data: dict[str, Any] = {
-                "call_id": call_id,
-                "server": server.name,
-                "tool": tool.name,
-                "arguments_size": size,
-                "read_only": tool.read_only,
-                "executed_by": by,
-            }
-            if server.record_content:
-                kept = resolved.scrub(arguments)
-                data["arguments"] = kept
-                data["arguments_digest"] = _digest(kept)
+            data = started_data(server, resolved, call_id, tool, arguments, size) | {"executed_by": by}
             self._record(playbook, TOOL_CALL_STARTED, data)
             started["tool"] = tool
 
@@ -187,20 +176,10 @@ class ToolService:
             if "tool" not in started:
                 raise _failed_before_call(failure, resolved) from None
             self._record(
-                playbook,
-                TOOL_CALL_FAILED,
-                {
-                    "call_id": call_id,
-                    "server": server.name,
-                    "tool": tool_name,
-                    "because": failure.history_because,
-                    "message": resolved.scrub(failure.detail),
-                    "duration_ms": failure.duration_ms,
-                    "jsonrpc_id": failure.jsonrpc_id,
-                },
+                playbook, TOOL_CALL_FAILED, failed_data(server, resolved, call_id, tool_name, failure)
             )
             raise _failed_after_call(failure, started["tool"], resolved) from None
-        self._record(playbook, TOOL_CALL_ANSWERED, self._answered(server, resolved, call_id, answer))
+        self._record(playbook, TOOL_CALL_ANSWERED, answered_data(server, resolved, call_id, answer))
         return {
             "outcome": "tool_error" if answer.is_error else "answered",
             "answer": resolved.scrub(answer.answer),
@@ -308,26 +287,6 @@ class ToolService:
     def _resolved(self, server: ToolServer) -> ResolvedServer:
         return self._secrets.resolve(server)
 
-    def _answered(
-        self, server: ToolServer, resolved: ResolvedServer, call_id: str, answer: ToolAnswer
-    ) -> dict[str, Any]:
-        from parley.documents.json_schema import json_size
-
-        data: dict[str, Any] = {
-            "call_id": call_id,
-            "server": server.name,
-            "tool": answer.tool.name,
-            "is_error": answer.is_error,
-            "result_size": json_size(answer.result),
-            "duration_ms": answer.duration_ms,
-            "jsonrpc_id": answer.jsonrpc_id,
-        }
-        if server.record_content:
-            kept = resolved.scrub(answer.result)
-            data["result"] = kept
-            data["result_digest"] = _digest(kept)
-        return data
-
     def _record(self, playbook: PlaybookRef, event_type: str, data: dict[str, Any]) -> None:
         """Write one event into the playbook's events (the runs store keeps every event)."""
         moment = self._runtime.clock.now()
@@ -420,20 +379,11 @@ def _not_offered(not_offered: ToolNotOffered) -> Problem:
 
 
 def _failed_before_call(failure: ToolServerFailure, resolved: ResolvedServer) -> Problem:
-    headers: dict[str, str] = {}
-    if failure.because == "rate_limited" and failure.retry_after_seconds is not None:
-        headers["Retry-After"] = str(max(0, round(failure.retry_after_seconds)))
-    return Problem(
-        "unavailable",
-        resolved.scrub(failure.detail),
-        kind="tool_server_failed",
-        because=failure.because,
-        headers=headers,
-    )
+    return server_failed(failure, resolved)
 
 
 def _failed_after_call(failure: ToolServerFailure, tool: ListedTool, resolved: ResolvedServer) -> Problem:
-    if failure.because in ("rate_limited", "key_refused"):
+    if refused_call(failure):
         return _failed_before_call(failure, resolved)  # refused: the call had no effect
     detail = resolved.scrub(failure.detail)
     if tool.read_only:
@@ -463,9 +413,3 @@ def _failed_check(check: str, because: str, detail: str) -> dict[str, Any]:
 
 def _unchecked(check: str) -> dict[str, Any]:
     return {"check": check, "ok": None, "detail": _NOT_CHECKED}
-
-
-def _digest(value: Any) -> str:
-    from parley.documents.json_schema import canonical_json
-
-    return hashlib.sha256(canonical_json(value).encode("utf-8", "surrogatepass")).hexdigest()

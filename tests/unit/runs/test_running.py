@@ -238,7 +238,7 @@ def test_a_message_over_8_kib_is_conflict_unworkable(run: Any) -> None:
     assert "8,193 bytes" in problem.detail
 
 
-@pytest.mark.parametrize(("name", "block"), [("deliver-post", "deliver"), ("call-replies", "call")])
+@pytest.mark.parametrize(("name", "block"), [("deliver-post", "deliver")])
 def test_functions_that_send_through_a_tool_do_not_run_here_yet(
     run: Any, service: RunService, name: str, block: str
 ) -> None:
