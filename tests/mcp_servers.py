@@ -165,6 +165,11 @@ class LocalToolServer:
             self.calls.append(("json_text", {"value": value}))
             return json.dumps({"value": value, "rows": [1, 2, 3]})
 
+        @server.tool(description="Answer a text repeated.", annotations=READ_ONLY, structured_output=False)
+        def repeat(text: str, times: int) -> str:
+            self.calls.append(("repeat", {"text": text, "times": times}))
+            return text * times
+
         @server.tool(description="Answer plain words.", annotations=READ_ONLY, structured_output=False)
         def plain_text(words: str) -> str:
             self.calls.append(("plain_text", {"words": words}))

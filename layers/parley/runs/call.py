@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 #: "Bounds": what a function's ``read`` takes.
 READ_MAX_BYTES: Final = 1024 * 1024
+#: What the run item can keep of an output: the spec's 1 MiB does not fit in a DynamoDB item (400 KB).
+STORED_OUTPUT_MAX: Final = 300 * 1024
 READ_MAX_DEPTH: Final = 512
 #: "Bounds": one call within 70 seconds; the client's own bounds (open, list, respond, close) sum below.
 CALL_WITHIN_SECONDS: Final = 70
@@ -250,7 +252,7 @@ class CallRun:
         block: CallBlock,
         output_schema: Any,
     ) -> Run:
-        from parley.documents.json_schema import json_bounds_errors, validate_instance
+        from parley.documents.json_schema import json_bounds_errors, json_size, validate_instance
         from parley.documents.pointers import resolve_pointer
         from parley.tools.recording import answered_data
 
@@ -282,6 +284,13 @@ class CallRun:
                 f"The part of the answer {shown} is more than a run may record: {bounds[0].detail} (1 MiB "
                 f"as JSON, {READ_MAX_DEPTH} levels)." + _again(tool),
                 bounds,
+            )
+            raise self._end(sent.run, problem, [answered])
+        if (part_size := json_size(part)) > STORED_OUTPUT_MAX:
+            problem = unworkable(
+                f"The part of the answer {shown} takes {part_size:,} bytes as JSON; this runtime keeps "
+                f"at most {STORED_OUTPUT_MAX:,} bytes of an output (a DynamoDB item holds 400 KB). Point "
+                "read at a smaller part, or ask the tool for one page." + _again(tool)
             )
             raise self._end(sent.run, problem, [answered])
         errors = validate_instance(part, output_schema, place)

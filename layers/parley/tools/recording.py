@@ -17,7 +17,7 @@ The digests are of the content as kept (canonical JSON), so a reader can check o
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from parley.errors import Problem
 from parley.tools.client import ListedTool, ToolAnswer, ToolServerFailure
@@ -50,6 +50,10 @@ def started_data(
     return data
 
 
+#: The most content one event keeps (bytes as JSON): a DynamoDB item holds at most 400 KB.
+KEPT_CONTENT_MAX: Final = 300 * 1024
+
+
 def answered_data(
     server: ToolServer, resolved: ResolvedServer, call_id: str, answer: ToolAnswer
 ) -> dict[str, Any]:
@@ -67,8 +71,11 @@ def answered_data(
     }
     if server.record_content:
         kept = resolved.scrub(answer.result)
-        data["result"] = kept
         data["result_digest"] = content_digest(kept)
+        if json_size(kept) <= KEPT_CONTENT_MAX:
+            data["result"] = kept
+        else:  # a DynamoDB item holds 400 KB: the event keeps the result's size and digest only
+            data["result_kept"] = False
     return data
 
 

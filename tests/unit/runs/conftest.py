@@ -217,7 +217,7 @@ def save(runtime: Runtime, example_source: str) -> Callable[[str, str | None], N
 def functions(save: Callable[[str, str | None], None]) -> None:
     """Saves the functions the tests run: the page's example (``approve-campaign-brief``), a
     notification (``brief-sent``), a question whose parties come from the input (``party-check``), and
-    two this runtime refuses to run (``deliver-post``, ``call-replies``)."""
+    one this runtime refuses to run (``deliver-post``) and one that asks a system (``call-replies``)."""
     save(APPROVE, None)
     save(NOTIFY, NOTIFY_SOURCE)
     save(PARTY, PARTY_SOURCE)

@@ -39,7 +39,8 @@ tool_servers:
     url: {url}
     orgs: [acme]
     playbooks: [campaigns]
-    allowed: [post_message, thread_replies, json_text, plain_text, read_fails, write_fails, slow, whoami]
+    allowed:
+      [post_message, thread_replies, json_text, plain_text, repeat, read_fails, write_fails, slow, whoami]
     headers: {{ Authorization: "Bearer {CREDENTIAL}" }}
   - name: other-org
     url: {url}
@@ -82,6 +83,7 @@ FUNCTIONS = {
     "post-nowhere": source("post_message", "{ channel: C1, text: hi }", "/nowhere", "{}"),
     "json-rows": source("json_text", "{ value: '{{ input.value }}' }", "/rows", "{ type: array }"),
     "plain": source("plain_text", "{ words: '{{ input.words }}' }", None, "{ type: string }"),
+    "repeat": source("repeat", "{ text: x, times: '{{ input.times }}' }", None, "{ type: string }"),
     "read-fails": source("read_fails", "{ reason: disk }", None, "{}"),
     "write-fails": source("write_fails", "{ reason: disk }", None, "{}"),
     "slow": source("slow", "{ seconds: 3 }", None, "{}"),
@@ -302,6 +304,20 @@ def test_unworkable_answers(run: Runner, service: RunService) -> None:
     assert "calls the tool again" in wrong.detail
     nowhere = refused(run, "post-nowhere", {})
     assert nowhere.kind == "unworkable" and "/nowhere" in nowhere.detail
+
+
+def test_an_output_larger_than_a_run_can_keep_is_unworkable_and_recorded(
+    run: Runner, service: RunService
+) -> None:
+    """The spec's 1 MiB does not fit a DynamoDB item (400 KB): the run ends unworkable, never half-written."""
+    run_id = str(uuid.uuid4())
+    problem = refused(run, "repeat", {"times": 400_000}, run_id)
+    assert (problem.status, problem.kind) == (409, "unworkable")
+    assert "307,200 bytes" in problem.detail
+    assert service.get_run(PLAYBOOK, run_id).status == "rejected"
+    answered = history(service, run_id)[1]["data"]
+    assert answered["result_kept"] is False and "result" not in answered
+    assert run("repeat", {"times": 1000}).output == "x" * 1000
 
 
 def test_arguments_unworkable_before_sending(run: Runner, tools: LocalToolServer) -> None:
