@@ -1,0 +1,90 @@
+"""Fixtures of the HTTP tests that need a real MCP tool server beside ``parley serve``.
+
+``served`` starts, for each test module, a real MCP server on 127.0.0.1 (``tests/mcp_servers.py``) and a
+``parley serve --clock manual`` whose operator configuration names it (with a secret header), another
+org's server and an unreachable one; ``http`` is a client of the playbook acme/campaigns.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp_servers import LocalToolServer, free_port, running_tool_server, unreachable_url
+
+CREDENTIAL = "sk-http-2b7c9e11f4"
+WRITER = {"Authorization": "Bearer dev-token", "Content-Type": "application/json"}
+BASE = "/v1/orgs/acme/playbooks/campaigns"
+
+
+@dataclass
+class Served:
+    url: str
+    log: Path
+    tools: LocalToolServer
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    tmp = tmp_path_factory.mktemp("serve-tools")
+    with running_tool_server() as tools:
+        config = tmp / "operator.yaml"
+        config.write_text(
+            f"""
+principals:
+  - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
+tool_servers:
+  - name: chat
+    url: {tools.url}
+    orgs: [acme]
+    playbooks: [campaigns]
+    allowed: [post_message, thread_replies, whoami, write_fails]
+    headers: {{ Authorization: "Bearer {CREDENTIAL}" }}
+  - name: globex-chat
+    url: {tools.url}
+    orgs: [globex]
+  - name: gone
+    url: {unreachable_url()}
+    orgs: [acme]
+""",
+            encoding="utf-8",
+        )
+        log = tmp / "serve.log"
+        port = free_port()
+        command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
+                   "--config", str(config)]  # fmt: skip
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        with log.open("wb") as sink:
+            process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}"
+        started = time.monotonic()
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"parley serve exited with {process.returncode}:\n{log.read_text()}")
+            try:
+                httpx.get(url + "/_local/clock", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() - started > 20:
+                    process.kill()
+                    raise AssertionError(f"parley serve did not answer:\n{log.read_text()}") from None
+                time.sleep(0.05)
+        try:
+            yield Served(url, log, tools)
+        finally:
+            process.terminate()
+            assert process.wait(timeout=15) == 0, log.read_text()
+
+
+@pytest.fixture
+def http(served: Served) -> Iterator[httpx.Client]:
+    served.tools.reset()
+    with httpx.Client(base_url=served.url + BASE, headers=WRITER, timeout=60) as client:
+        yield client
