@@ -33,31 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EVENTS = ROOT / "events"
 
 #: The example of interaction-format.md, "A function document", byte for byte.
-EXAMPLE_SOURCE = """---
-description: Asks the campaign owner to approve a reviewed brief
-to: '{{ input.owner }}'
-expires: P2D
-input:
-  schema:
-    type: object
-    required: [owner, review]
-    properties:
-      owner: { type: string }
-      review: { type: string }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
-      note: { type: string, maxLength: 2000 }
----
-The review of your campaign brief is ready:
-
-{{ input.review }}
-
-Approve the brief as it stands, or ask for a revision.
-"""
+EXAMPLE_SOURCE = (ROOT / "examples" / "definitions" / "approve-campaign-brief.md").read_text(encoding="utf-8")
 
 START = datetime(2026, 10, 17, 10, 18, 42, tzinfo=UTC)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,32 +23,8 @@ from parley.documents.front_matter import (
 from parley.documents.problems import DocumentProblem
 
 # interaction-format.md, "A function document"
-APPROVE_CAMPAIGN_BRIEF = """\
----
-description: Asks the campaign owner to approve a reviewed brief
-to: '{{ input.owner }}'
-expires: P2D
-input:
-  schema:
-    type: object
-    required: [owner, review]
-    properties:
-      owner: { type: string }
-      review: { type: string }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
-      note: { type: string, maxLength: 2000 }
----
-The review of your campaign brief is ready:
-
-{{ input.review }}
-
-Approve the brief as it stands, or ask for a revision.
-"""
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "definitions"
+APPROVE_CAMPAIGN_BRIEF = (EXAMPLES / "approve-campaign-brief.md").read_text(encoding="utf-8")
 
 
 def load(yaml_text: str, first_line: int = 2) -> LoadedFrontMatter:

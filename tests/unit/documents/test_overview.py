@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import functools
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,31 +17,8 @@ from hypothesis import strategies as st
 from parley.documents.overview import MESSAGE_CUT, template_in_words, write_overview
 from parley.documents.reply_rule import ReplyRule, RulePart
 
-APPROVE_CAMPAIGN_BRIEF = """---
-description: Asks the campaign owner to approve a reviewed brief
-to: '{{ input.owner }}'
-expires: P2D
-input:
-  schema:
-    type: object
-    required: [owner, review]
-    properties:
-      owner: { type: string }
-      review: { type: string }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
-      note: { type: string, maxLength: 2000 }
----
-The review of your campaign brief is ready:
-
-{{ input.review }}
-
-Approve the brief as it stands, or ask for a revision.
-"""
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "definitions"
+APPROVE_CAMPAIGN_BRIEF = (EXAMPLES / "approve-campaign-brief.md").read_text(encoding="utf-8")
 
 CHAT_APPROVAL = """---
 description: Send the draft to its owner in the chat and take their approval
