@@ -607,15 +607,8 @@ class RunService:
         limit: int = DEFAULT_LIMIT,
         cursor: str | None = None,
     ) -> Page:
-        _check_limit(limit)
-        if definition_type is not None and definition_type not in DEFINITION_TYPES:
-            raise Problem("bad_request", "type is interaction or reasoning.")
-        if status is not None and status not in RUN_STATUSES:
-            raise Problem("bad_request", f"status is one of {', '.join(RUN_STATUSES)}.")
         filters = {"type": definition_type, "name": name, "status": status}
-        chosen = {key: value for key, value in filters.items() if value is not None}
-        scope = _scope("runs", playbook, chosen)
-        after = _time_position(decode_cursor(scope, cursor)) if cursor is not None else None
+        chosen, scope, after = _listing("runs", playbook, filters, limit, cursor, statuses=RUN_STATUSES)
         found = self.store.list_runs(playbook, filters=chosen, limit=limit, after=after)
         runs: list[Run] = found.items
         next_cursor = None
@@ -634,13 +627,8 @@ class RunService:
         cursor: str | None = None,
     ) -> Page:
         """The playbook's open requests, newest first (those past their expiry are left out)."""
-        _check_limit(limit)
-        if definition_type is not None and definition_type not in DEFINITION_TYPES:
-            raise Problem("bad_request", "type is interaction or reasoning.")
         filters = {"to": to, "type": definition_type, "function": function}
-        chosen = {key: value for key, value in filters.items() if value is not None}
-        scope = _scope("interactions", playbook, chosen)
-        after = _time_position(decode_cursor(scope, cursor)) if cursor is not None else None
+        chosen, scope, after = _listing("interactions", playbook, filters, limit, cursor)
         now = format_time(self._runtime.clock.now())
         found = self.store.list_open_requests(
             playbook, filters=chosen, expiring_after=now, limit=limit, after=after
@@ -797,6 +785,29 @@ def _ended(run_id: str, how: str) -> Problem:
 def _check_limit(limit: int) -> None:
     if not 1 <= limit <= MAX_LIMIT:
         raise Problem("bad_request", f"limit is 1 to {MAX_LIMIT}, {DEFAULT_LIMIT} when left out.")
+
+
+def _listing(
+    kind: str,
+    playbook: PlaybookRef,
+    filters: Mapping[str, str | None],
+    limit: int,
+    cursor: str | None,
+    *,
+    statuses: tuple[str, ...] = (),
+) -> tuple[dict[str, str], str, tuple[str, str] | None]:
+    """A newest-first list's checks, in order: the limit, the ``type`` and ``status`` filters, then
+    where the cursor (bound to the list and its filters) resumes."""
+    _check_limit(limit)
+    kind_filter, status = filters.get("type"), filters.get("status")
+    if kind_filter is not None and kind_filter not in DEFINITION_TYPES:
+        raise Problem("bad_request", "type is interaction or reasoning.")
+    if status is not None and status not in statuses:
+        raise Problem("bad_request", f"status is one of {', '.join(statuses)}.")
+    chosen = {key: value for key, value in filters.items() if value is not None}
+    scope = _scope(kind, playbook, chosen)
+    after = _time_position(decode_cursor(scope, cursor)) if cursor is not None else None
+    return chosen, scope, after
 
 
 def _scope(kind: str, playbook: PlaybookRef, filters: Mapping[str, str]) -> str:
