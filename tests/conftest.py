@@ -6,6 +6,7 @@
 - ``stub_check``: a save-time check that only wants front matter, for tests of the definition rules
   that must not depend on the document checker (its own tests live under ``tests/unit/documents``).
 - ``example_source``: the ``approve-campaign-brief`` document of ``interaction-format.md``.
+- ``tool_server`` / ``tools``: a real MCP server on 127.0.0.1 per test module; ``tools`` resets it.
 """
 
 from __future__ import annotations
@@ -47,6 +48,22 @@ def load_event(name: str) -> dict[str, Any]:
     """A fresh copy of ``events/{name}.json``."""
     event: dict[str, Any] = json.loads(_event_text(name))
     return copy.deepcopy(event)
+
+
+@pytest.fixture(scope="module")
+def tool_server() -> Iterator[Any]:
+    """A real MCP server on 127.0.0.1 (``tests/mcp_servers.py``), one per test module."""
+    from mcp_servers import running_tool_server
+
+    with running_tool_server() as running:
+        yield running
+
+
+@pytest.fixture
+def tools(tool_server: Any) -> Any:
+    """The module's MCP server, with its failures, received headers and calls forgotten."""
+    tool_server.reset()
+    return tool_server
 
 
 @pytest.fixture(name="load_event")

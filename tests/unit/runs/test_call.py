@@ -7,11 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from mcp_servers import LocalToolServer, running_tool_server, unreachable_url
+from mcp_servers import LocalToolServer, unreachable_url
 
 from parley.clock import ManualClock
 from parley.config import parse_operator_config
@@ -96,18 +96,6 @@ FUNCTIONS = {
     "big": source("plain_text", "{ words: '{{ input.words }}' }", None, "{}"),
     "wrong-args": source("post_message", "{ channel: 5 }", None, "{}"),
 }
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalToolServer]:
-    with running_tool_server() as running:
-        yield running
-
-
-@pytest.fixture
-def tools(server: LocalToolServer) -> LocalToolServer:
-    server.reset()
-    return server
 
 
 @pytest.fixture

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
-from mcp_servers import LocalToolServer, running_tool_server, unreachable_url
+from mcp_servers import LocalToolServer, unreachable_url
 
 from parley.tools.client import (
     Bounds,
@@ -25,18 +24,6 @@ from parley.tools.client import (
 
 SECRET = "Bearer sk-test-5f3a9c2e7d"
 QUICK = Bounds(open_seconds=3, list_seconds=3, respond_seconds=1.5)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalToolServer]:
-    with running_tool_server() as running:
-        yield running
-
-
-@pytest.fixture
-def tools(server: LocalToolServer) -> LocalToolServer:
-    server.reset()
-    return server
 
 
 @pytest.fixture

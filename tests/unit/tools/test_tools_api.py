@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from mcp_servers import LocalToolServer, running_tool_server, unreachable_url
+from mcp_servers import LocalToolServer, unreachable_url
 
 from parley.api.app import build_handler
 from parley.clock import ManualClock
@@ -64,18 +64,6 @@ class Reply:
 
 
 Call = Callable[..., Reply]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[LocalToolServer]:
-    with running_tool_server() as running:
-        yield running
-
-
-@pytest.fixture
-def tools(server: LocalToolServer) -> LocalToolServer:
-    server.reset()
-    return server
 
 
 @pytest.fixture
