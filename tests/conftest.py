@@ -93,6 +93,14 @@ def dynamodb(_dynamodb_client: Any) -> Iterator[tuple[Any, str]]:
 
 
 @pytest.fixture
+def content(dynamodb: tuple[Any, str]) -> Any:
+    """The content bucket, in the same moto as ``dynamodb``."""
+    from parley.local.aws import local_content_store
+
+    return local_content_store("parley-test-content")
+
+
+@pytest.fixture
 def manual_clock() -> ManualClock:
     return ManualClock(START)
 

@@ -45,7 +45,7 @@ tool_servers:
     url: {tools.url}
     orgs: [acme]
     playbooks: [campaigns]
-    allowed: [post_message, thread_replies, whoami, write_fails]
+    allowed: [post_message, thread_replies, whoami, write_fails, slow, repeat]
     headers: {{ Authorization: "Bearer {CREDENTIAL}" }}
   - name: globex-chat
     url: {tools.url}

@@ -20,6 +20,7 @@ from parley.documents.definition import check_source
 
 if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
     from parley.config import OperatorConfig
+    from parley.content import ContentStore
     from parley.runs.ports import Scheduler, Waits
     from parley.tools.client import ToolClient
 
@@ -61,6 +62,9 @@ class Runtime:
     #: The Secrets Manager client that tool server header references are read through
     #: (``parley.tools.servers``); a boto3 client made on first use unless one is injected.
     secretsmanager: Any = field(default_factory=lambda: _lazy_client("secretsmanager"))
+    #: Where content too large for a table item is kept (``parley.content``): the bucket of
+    #: ``PARLEY_CONTENT_BUCKET`` on AWS, moto's locally; ``None`` keeps only what fits in items.
+    content: ContentStore | None = None
 
     def definition_service(self) -> DefinitionService:
         return DefinitionService(self.definitions, self.clock, self.check_document)
@@ -91,7 +95,17 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
         operator=operator_config_from_environment(env),
         waits=waits_from_environment(env),
         scheduler=scheduler_from_environment(env),
+        content=content_from_environment(env),
     )
+
+
+def content_from_environment(environ: Mapping[str, str]) -> ContentStore | None:
+    """The content bucket of ``PARLEY_CONTENT_BUCKET``; ``None`` without it."""
+    from parley.content import S3ContentStore
+    from parley.infrastructure.functions import CONTENT_BUCKET_VARIABLE
+
+    bucket = environ.get(CONTENT_BUCKET_VARIABLE)
+    return S3ContentStore(_lazy_client("s3"), bucket) if bucket else None
 
 
 def waits_from_environment(environ: Mapping[str, str]) -> Waits | None:

@@ -40,6 +40,16 @@ call: { server: globex-chat, tool: post_message, with: { channel: C1, text: hi }
 output: { schema: { type: object } }
 ---
 """
+SLOW = """---
+call: { server: chat, tool: slow, with: { seconds: '{{ input.seconds }}' } }
+output: { schema: { type: string } }
+---
+"""
+REPEAT = """---
+call: { server: chat, tool: repeat, with: { text: x, times: '{{ input.times }}' } }
+output: { schema: { type: string } }
+---
+"""
 
 
 def save(http: httpx.Client, name: str, source: str) -> None:
@@ -87,7 +97,8 @@ def test_a_writing_tool_that_fails_is_effect_unknown_and_never_runs_again(http: 
     assert failed.status_code == 409, failed.text
     problem = failed.json()
     assert (problem["kind"], problem["because"]) == ("effect_unknown", "tool_error")
-    assert problem["type"].endswith("/conflict") or problem["type"].endswith("/effect_unknown")
+    assert problem["type"] == "https://on.auto/problems/effect_unknown"
+    assert http.get(f"/runs/{run_id}").json()["rejection"]["reason"] == "conflict"
     retried = run(http, "write-fails", {"reason": "disk full"}, run_id)
     assert (retried.status_code, retried.json()["kind"]) == (409, "tools_called")
     recorded = http.get(f"/runs/{run_id}").json()
@@ -109,3 +120,36 @@ def test_a_server_that_serves_another_org_is_not_offered_and_nothing_is_sent(
     )
     assert "search" in refused.json()["detail"]
     assert len(served.tools.calls) == before
+
+
+def test_a_tool_that_does_not_respond_within_30_seconds_is_tools_unfinished(http: httpx.Client) -> None:
+    """The real bound of parley serve (interaction-format.md, "Bounds": 30 seconds to respond)."""
+    save(http, "slow-tool", SLOW)
+    run_id = str(uuid.uuid4())
+
+    reply = run(http, "slow-tool", {"seconds": 45}, run_id)
+
+    assert reply.status_code == 503, reply.text
+    problem = reply.json()
+    assert (problem["reason"], problem["kind"], problem["because"]) == (
+        "tools_unfinished",
+        "tools_unfinished",
+        "server_failed",
+    )
+    history = http.get(f"/runs/{run_id}/history").json()["events"]
+    assert [e["type"] for e in history] == ["tool_call_started", "tool_call_failed", "run_rejected"]
+    assert history[1]["data"]["because"] == "timed_out"
+    assert 30_000 <= history[1]["data"]["duration_ms"] < 45_000
+
+
+def test_an_output_of_nearly_1_mib_is_kept_and_shown_whole(http: httpx.Client) -> None:
+    save(http, "repeat-tool", REPEAT)
+    run_id = str(uuid.uuid4())
+
+    reply = run(http, "repeat-tool", {"times": 900_000}, run_id)
+
+    assert reply.status_code == 200, reply.text[:500]
+    assert reply.json()["output"] == "x" * 900_000
+    assert http.get(f"/runs/{run_id}").json()["output"] == "x" * 900_000
+    listed = http.get("/runs", params={"name": "repeat-tool"}).json()["runs"][0]
+    assert listed["output"] == {"size": 900_002}

@@ -26,6 +26,10 @@ SCHEDULE_GROUP_VARIABLE: Final = "PARLEY_SCHEDULE_GROUP"
 SCHEDULER_ROLE_ARN_VARIABLE: Final = "PARLEY_SCHEDULER_ROLE_ARN"
 #: The target of every schedule: the timer function.
 TIMER_FUNCTION_ARN_VARIABLE: Final = "PARLEY_TIMER_FUNCTION_ARN"
+#: The queue a schedule's event goes to once EventBridge Scheduler gives up on its target.
+SCHEDULE_DEAD_LETTER_ARN_VARIABLE: Final = "PARLEY_SCHEDULE_DEAD_LETTER_ARN"
+#: The bucket that keeps content too large for a table item (outputs, tool results; up to 1 MiB each).
+CONTENT_BUCKET_VARIABLE: Final = "PARLEY_CONTENT_BUCKET"
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
@@ -34,8 +38,23 @@ MAY_START_RUNS: Final = frozenset({"api"})
 #: SendTaskSuccess/SendTaskFailure: answer and cancel (api), an ending that raced ahead of the token
 #: (wait), expiry (timer). Never settle: it runs after the wait is over.
 MAY_END_WAITS: Final = frozenset({"api", "wait", "timer"})
-#: CreateSchedule/DeleteSchedule (and passing the scheduler's role).
-MAY_SCHEDULE: Final = frozenset({"api"})
+#: CreateSchedule/DeleteSchedule (and passing the scheduler's role): expiries and first attempts (api),
+#: the next attempt, the check for a lost one, the next read (timer).
+MAY_SCHEDULE: Final = frozenset({"api", "timer"})
+#: lambda:InvokeFunction (asynchronous) of the timer function: work due at once, such as a delivery's
+#: first attempt, goes to the timer directly instead of through a schedule (60-second precision).
+MAY_RUN_NOW: Final = frozenset({"api", "timer"})
+#: secretsmanager:GetSecretValue on the tool servers' header secrets: execute and call (api),
+#: deliveries, reads and tellings (timer).
+MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "timer"})
+#: Read and write the content bucket.
+MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle"})
+
+#: The API's JWT authorizer (``parley.authorizer``): it checks tokens and nothing else.
+AUTHORIZER: Final = "authorizer"
+#: Functions that build no runtime (``parley.runtime.runtime_from_environment``): every other function
+#: reads and writes the table and reads the operator configuration's parameter; these do neither.
+WITHOUT_RUNTIME: Final = frozenset({AUTHORIZER})
 
 
 @dataclass(frozen=True)
@@ -68,8 +87,11 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         name="api",
         handler="functions/api/handler.py",
         memory_mb=1024,
-        # API Gateway's REST integration gives up after 29 seconds; running longer only bills.
-        timeout_s=29,
+        # A run of a function with `call` may take up to 70 seconds (interaction-format.md, "Bounds"): the
+        # API's integration waits 80 (cdk/parley_cdk/api.py, INTEGRATION_TIMEOUT_SECONDS; above API
+        # Gateway's default 29, a quota raised per account, docs/deploy.md), and the function may run 5
+        # more so that what it started is written even when the client was told 504.
+        timeout_s=85,
         description="Parley HTTP API: every /v1 route (spec http-api.md)",
     ),
     FunctionDefinition(
@@ -94,6 +116,16 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # Timed work: expiries now; deliveries and reads (tool calls of up to 30 seconds) later.
         timeout_s=120,
         description="Parley timer: runs timed work when its schedule fires (expiries)",
+    ),
+    FunctionDefinition(
+        name=AUTHORIZER,
+        handler="functions/authorizer/handler.py",
+        # CPU comes with memory: the first token of an environment imports PyJWT and cryptography and
+        # fetches the issuer's keys.
+        memory_mb=512,
+        # API Gateway waits 10 seconds for an authorizer at most.
+        timeout_s=10,
+        description="Parley authorizer: checks the bearer JWT of every API request",
     ),
 )
 

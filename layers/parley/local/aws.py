@@ -19,7 +19,10 @@ from parley.infrastructure.table import TABLE
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
+    from parley.content import S3ContentStore
+
 LOCAL_TABLE: Final = "parley-local"
+LOCAL_CONTENT_BUCKET: Final = "parley-local-content"
 LOCAL_REGION: Final = "us-east-1"
 
 
@@ -42,6 +45,15 @@ def create_table(client: DynamoDBClient, table_name: str = LOCAL_TABLE) -> str:
     """Create the one table as the CDK stack defines it; returns its name."""
     client.create_table(**TABLE.create_table_arguments(table_name))
     return table_name
+
+
+def local_content_store(bucket: str = LOCAL_CONTENT_BUCKET) -> S3ContentStore:
+    """The content bucket in moto (created here), as the runs store keeps large content on AWS."""
+    from parley.content import S3ContentStore
+
+    client = local_session().client("s3")
+    client.create_bucket(Bucket=bucket)
+    return S3ContentStore(client, bucket)
 
 
 class _Serialized:

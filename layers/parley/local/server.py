@@ -62,7 +62,7 @@ class LocalServer:
     def __init__(self, options: ServeOptions, operator: OperatorConfig) -> None:
         from parley.api.app import build_handler
         from parley.definitions.store import DynamoDefinitionStore
-        from parley.local.aws import create_table, local_dynamodb_client
+        from parley.local.aws import create_table, local_content_store, local_dynamodb_client
         from parley.local.executor import LocalExecutor
         from parley.local.functions import project_functions
         from parley.local.scheduler import LocalScheduler
@@ -79,7 +79,10 @@ class LocalServer:
             client = local_dynamodb_client()
             table = create_table(client)
             self.runtime = Runtime(
-                definitions=DynamoDefinitionStore(client, table), clock=self.clock, operator=operator
+                definitions=DynamoDefinitionStore(client, table),
+                clock=self.clock,
+                operator=operator,
+                content=local_content_store(),
             )
             self.functions = project_functions(self.runtime)
             self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))

@@ -15,8 +15,9 @@ A run makes one call, synchronously, inside the request that runs it:
    succeeded (``409 tools_called``).
 4. The call: the client's bounds (10 s to open, 10 to list, 30 to respond, then closing) keep it within
    the 70 seconds of "Calls in one run of a function with ``call``". A failure once sent, or an
-   answer with ``isError``, ends a read-only tool ``503 unavailable`` as ``tools_unfinished``, any
-   other ``409 conflict`` as ``effect_unknown``, ``because`` ``server_failed`` or ``tool_error``. A
+   answer with ``isError``, ends a read-only tool ``unavailable`` as ``tools_unfinished``, any other
+   ``conflict`` as ``effect_unknown`` (answered under the problem types of those names, status 503 and
+   409), ``because`` ``server_failed`` or ``tool_error``. A
    429 or a refused key on the call is the server refusing it: ``tool_server_failed``, and the run may
    run again. The tool refusing the arguments (``-32602``) is ``unworkable``.
 5. The part of the answer at ``read`` must exist, take at most 1 MiB as JSON and 512 levels, and match
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 #: "Bounds": what a function's ``read`` takes.
 READ_MAX_BYTES: Final = 1024 * 1024
-#: What the run item can keep of an output: the spec's 1 MiB does not fit in a DynamoDB item (400 KB).
-STORED_OUTPUT_MAX: Final = 300 * 1024
 READ_MAX_DEPTH: Final = 512
 #: "Bounds": one call within 70 seconds; the client's own bounds (open, list, respond, close) sum below.
 CALL_WITHIN_SECONDS: Final = 70
@@ -252,7 +251,7 @@ class CallRun:
         block: CallBlock,
         output_schema: Any,
     ) -> Run:
-        from parley.documents.json_schema import json_bounds_errors, json_size, validate_instance
+        from parley.documents.json_schema import json_bounds_errors, validate_instance
         from parley.documents.pointers import resolve_pointer
         from parley.tools.recording import answered_data
 
@@ -284,13 +283,6 @@ class CallRun:
                 f"The part of the answer {shown} is more than a run may record: {bounds[0].detail} (1 MiB "
                 f"as JSON, {READ_MAX_DEPTH} levels)." + _again(tool),
                 bounds,
-            )
-            raise self._end(sent.run, problem, [answered])
-        if (part_size := json_size(part)) > STORED_OUTPUT_MAX:
-            problem = unworkable(
-                f"The part of the answer {shown} takes {part_size:,} bytes as JSON; this runtime keeps "
-                f"at most {STORED_OUTPUT_MAX:,} bytes of an output (a DynamoDB item holds 400 KB). Point "
-                "read at a smaller part, or ask the tool for one page." + _again(tool)
             )
             raise self._end(sent.run, problem, [answered])
         errors = validate_instance(part, output_schema, place)
@@ -329,14 +321,14 @@ def _not_offered(because: str, detail: str) -> Problem:
 def _unfinished(tool: ListedTool, server: str, detail: str, because: str) -> Problem:
     if tool.read_only:
         return Problem(
-            "unavailable",
+            "tools_unfinished",
             f"{detail} The call of {tool.name!r} on {server!r} was sent and did not finish; the server marks "
             "the tool read-only, so a new run under a new run id may call it again.",
             kind="tools_unfinished",
             because=because,
         )
     return Problem(
-        "conflict",
+        "effect_unknown",
         f"{detail} The call of {tool.name!r} on {server!r} was sent and the tool is not marked read-only, "
         "so it may have changed something; check the run's history and the external system before "
         "running the function again under a new run id.",

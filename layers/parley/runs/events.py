@@ -75,19 +75,28 @@ def is_event_id(text: str) -> bool:
     return EVENT_ID_PATTERN.match(text) is not None
 
 
-def event_json(event: Event, *, listed: bool) -> dict[str, Any]:
-    """The event as the API shows it: whole, or as a list shows it (``listed``)."""
+def listed_data(event_type: str, data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``data`` as a list shows it, and the content fields replaced by their size."""
     from parley.documents.json_schema import json_size  # with the first list, not with the api module
 
-    data = dict(event.data)
+    shown = dict(data)
     omitted: list[str] = []
+    for name in CONTENT_FIELDS.get(event_type, ()):
+        if name in shown:
+            size = json_size(shown[name])
+            if size > LISTED_CONTENT_MAX:
+                shown[name] = {"size": size}
+                omitted.append(name)
+    return shown, omitted
+
+
+def event_json(event: Event, *, listed: bool) -> dict[str, Any]:
+    """The event as the API shows it: whole, or as a list shows it (``listed``)."""
+    data = dict(event.data)
+    omitted: list[str] = list(event.omitted)
     if listed:
-        for name in CONTENT_FIELDS.get(event.type, ()):
-            if name in data:
-                size = json_size(data[name])
-                if size > LISTED_CONTENT_MAX:
-                    data[name] = {"size": size}
-                    omitted.append(name)
+        data, more = listed_data(event.type, data)
+        omitted.extend(name for name in more if name not in omitted)
     shown: dict[str, Any] = {"id": event.id, "type": event.type, "at": event.at}
     if event.run_id is not None:
         shown["run_id"] = event.run_id

@@ -11,6 +11,10 @@ RunStatus = Literal["started", "succeeded", "rejected", "failed"]
 RequestState = Literal["open", "answered", "expired", "cancelled"]
 
 RUN_STATUSES: Final = ("started", "succeeded", "rejected", "failed")
+#: Kinds answered under a problem type of their own (``interaction-format.md``, "In a workflow":
+#: ``effect_unknown`` raises 409 under ``https://on.auto/problems/effect_unknown``), while the run's
+#: rejection keeps one of the five reasons a run is rejected for (``http-api.md``, "Runs").
+OWN_PROBLEM_KINDS: Final = {"effect_unknown": "conflict", "tools_unfinished": "unavailable"}
 
 
 @dataclass(frozen=True)
@@ -26,11 +30,13 @@ class Rejection:
 
     @classmethod
     def of(cls, problem: Problem) -> Rejection:
-        return cls(problem.reason, problem.detail, problem.kind, problem.because, tuple(problem.errors))
+        reason = OWN_PROBLEM_KINDS.get(problem.reason, problem.reason)
+        return cls(reason, problem.detail, problem.kind, problem.because, tuple(problem.errors))
 
     def problem(self) -> Problem:
         errors = list(self.errors)
-        return Problem(self.reason, self.detail, kind=self.kind, because=self.because, errors=errors)
+        reason = self.kind if self.kind in OWN_PROBLEM_KINDS else self.reason
+        return Problem(reason, self.detail, kind=self.kind, because=self.because, errors=errors)
 
     def as_json(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"reason": self.reason}
@@ -95,6 +101,8 @@ class Run:
     rejection: Rejection | None = None
     finished_at: str | None = None
     called: CalledTool | None = None
+    #: Set in lists for an output kept in the content store: a list shows it as ``{"size": n}``.
+    omitted_output_size: int | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The run as ``get_run`` shows it. Interaction runs keep no ``record``, so none is shown."""
@@ -106,13 +114,17 @@ class Run:
             "status": self.status,
         }
         if self.status == "succeeded":
-            shown["output"] = self.output
+            shown["output"] = (
+                self.output if self.omitted_output_size is None else {"size": self.omitted_output_size}
+            )
         if self.rejection is not None:
             shown["rejection"] = self.rejection.as_json()
         shown["started_at"] = self.started_at
         shown["started_by"] = self.started_by
         if self.finished_at is not None:
             shown["finished_at"] = self.finished_at
+        if self.omitted_output_size is not None:
+            shown["omitted"] = ["output"]
         return shown
 
 
@@ -196,6 +208,8 @@ class Event:
     at: str
     run_id: str | None
     data: dict[str, Any]
+    #: Content fields a list already shows as their size (data kept in the content store).
+    omitted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -737,7 +737,7 @@ def runs_store_for(runtime: Runtime) -> DynamoRunStore:
     definitions = runtime.definitions
     if not isinstance(definitions, DynamoDefinitionStore):
         raise TypeError("runs are kept in the table of a DynamoDefinitionStore")
-    return DynamoRunStore(definitions.client, definitions.table_name)
+    return DynamoRunStore(definitions.client, definitions.table_name, runtime.content)
 
 
 def is_run_id(text: str) -> bool:

@@ -17,7 +17,10 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
 - the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
 
 JSON values (answers, outputs, schemas, event data) are stored as JSON text: DynamoDB maps nest at
-most 32 levels and refuse floats, and an answer may nest 512 levels.
+most 32 levels and refuse floats, and an answer may nest 512 levels. A run's ``output`` or an event's
+``data`` over 64 KiB (``parley.content``) is kept in the content store: the item holds ``output_ref``
+and ``output_size`` instead (lists show such an output as its size), or ``data_ref`` with
+``data_listed``, the data as a list shows it, and ``omitted``.
 
 Every fact is written once, under a condition, in one transaction with what follows from it: a request
 opens with its run, its event and the counter's increment (``count < limit``); an answer, an expiry or
@@ -32,6 +35,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from parley.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
@@ -101,19 +105,24 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 class DynamoRunStore:
     """Runs, requests and events on the one table, through an injected low-level boto3 client."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    def __init__(self, client: DynamoDBClient, table_name: str, content: ContentStore | None = None) -> None:
         self._client = client
         self._table = table_name
         self._codec = ItemCodec()
+        self._content = content
 
     # --- reads ---------------------------------------------------------------------------------
 
     def get_run(self, playbook: PlaybookRef, run_id: str) -> Run | None:
         item = self._get(playbook_key(playbook), run_key(run_id))
-        return _run_from(item) if item else None
+        return _run_from(item, self._load) if item else None
 
     def get_request(self, playbook: PlaybookRef, run_id: str) -> Request | None:
         item = self._get(playbook_key(playbook), request_key(run_id))
@@ -121,7 +130,7 @@ class DynamoRunStore:
 
     def get_event(self, playbook: PlaybookRef, event_id: str) -> Event | None:
         item = self._get(playbook_key(playbook), event_key(event_id))
-        return _event_from(item) if item else None
+        return _event_from(item, self._load) if item else None
 
     def open_requests(self, playbook: PlaybookRef) -> int:
         """The counter of open requests (for tests and operators: the service never needs to read it)."""
@@ -146,7 +155,7 @@ class DynamoRunStore:
                 _LIST.partition_key: {"S": runs_list_key(playbook)},
                 _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
             }
-        return self._page(query, start, limit, lambda item: _run_from(self._plain(item)))
+        return self._page(query, start, limit, lambda item: _run_from(self._plain(item), None))
 
     def list_open_requests(
         self,
@@ -220,7 +229,7 @@ class DynamoRunStore:
             values[":type"] = {"S": event_type}
         query["ExpressionAttributeNames"] = names
         query["ExpressionAttributeValues"] = values
-        return self._page(query, start, limit, lambda item: _event_from(self._plain(item)))
+        return self._page(query, start, limit, lambda item: _event_from(self._plain(item), None))
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -408,7 +417,7 @@ class DynamoRunStore:
             "takes_answer": run.takes_answer,
         }
         if run.status == "succeeded":
-            values["output"] = _json(run.output)
+            values.update(self._output_values(playbook, run))
         if run.rejection is not None:
             values["rejection"] = _json(run.rejection.as_json())
         if run.finished_at is not None:
@@ -468,8 +477,17 @@ class DynamoRunStore:
             "event_id": event.id,
             "type": event.type,
             "at": event.at,
-            "data": _json(event.data),
         }
+        text = _json(event.data)
+        if _size(text) <= ITEM_CONTENT_MAX:
+            values["data"] = text
+        else:
+            from parley.runs.events import listed_data
+
+            key = f"{playbook.org}/{playbook.playbook}/events/{event.id}.json"
+            self._keep(key, text)
+            shown, omitted = listed_data(event.type, event.data)
+            values.update({"data_ref": key, "data_listed": _json(shown), "omitted": omitted})
         if event.run_id is not None:
             values["run_id"] = event.run_id
             values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
@@ -492,10 +510,15 @@ class DynamoRunStore:
             ":finished_at": {"S": run.finished_at},
         }
         update = "SET #status = :status, #finished_at = :finished_at"
+        removed = []
         if run.status == "succeeded":
-            update += ", #output = :output"
-            names["#output"] = "output"
-            values[":output"] = {"S": _json(run.output)}
+            for number, (name, value) in enumerate(self._output_values(playbook, run).items()):
+                update += f", #o{number} = :o{number}"
+                names[f"#o{number}"] = name
+                values[f":o{number}"] = self._codec.value(value)
+            if "output_ref" in names.values():
+                names["#output"] = "output"
+                removed.append("#output")
         if run.rejection is not None:
             update += ", #rejection = :rejection"
             names["#rejection"] = "rejection"
@@ -505,7 +528,9 @@ class DynamoRunStore:
             update += ", #called = :called"
             values[":called"] = {"S": _json(run.called.as_json())}
         else:
-            update += " REMOVE #called"
+            removed.append("#called")
+        if removed:
+            update += " REMOVE " + ", ".join(removed)
         return {
             "Update": {
                 "TableName": self._table,
@@ -527,6 +552,31 @@ class DynamoRunStore:
                 "ExpressionAttributeValues": {":minus_one": {"N": "-1"}},
             }
         }
+
+    def _output_values(self, playbook: PlaybookRef, run: Run) -> dict[str, Any]:
+        """A succeeded run's output: as ``output`` on the item, or in the content store (see above)."""
+        text = _json(run.output)
+        size = _size(text)
+        if size <= ITEM_CONTENT_MAX:
+            return {"output": text}
+        key = f"{playbook.org}/{playbook.playbook}/runs/{run.run_id}/{run.attempt}/output.json"
+        self._keep(key, text)
+        return {"output_ref": key, "output_size": size}
+
+    def _keep(self, key: str, text: str) -> None:
+        if self._content is None:
+            raise ContentMissing(
+                f"{_size(text):,} bytes of content do not fit in a table item, and this runtime has no "
+                "content store (PARLEY_CONTENT_BUCKET)."
+            )
+        self._content.put(key, text)
+
+    def _load(self, key: str) -> str:
+        if self._content is None:
+            raise ContentMissing(
+                f"The content {key!r} is kept in a content store this runtime does not have."
+            )
+        return self._content.get(key)
 
     # --- plumbing ------------------------------------------------------------------------------
 
@@ -599,8 +649,19 @@ class DynamoRunStore:
 # --- items to values ---------------------------------------------------------------------------------
 
 
-def _run_from(data: Mapping[str, Any]) -> Run:
+def _run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:
+    """The run of an item; ``load`` reads an output kept in the content store (``None`` in lists, which
+    show such an output as its size)."""
     rejection = data.get("rejection")
+    output: Any = None
+    omitted_size = None
+    if "output" in data:
+        output = json.loads(data["output"])
+    elif "output_ref" in data:
+        if load is None:
+            omitted_size = int(data["output_size"])
+        else:
+            output = json.loads(load(data["output_ref"]))
     return Run(
         run_id=data["run_id"],
         type=data["type"],
@@ -612,7 +673,8 @@ def _run_from(data: Mapping[str, Any]) -> Run:
         input_digest=data["input_digest"],
         attempt=int(data.get("attempt", 1)),
         takes_answer=bool(data.get("takes_answer", False)),
-        output=json.loads(data["output"]) if "output" in data else None,
+        output=output,
+        omitted_output_size=omitted_size,
         rejection=Rejection.from_json(json.loads(rejection)) if rejection else None,
         finished_at=data.get("finished_at"),
         called=CalledTool.from_json(json.loads(data["called"])) if data.get("called") else None,
@@ -649,11 +711,22 @@ def _request_from(data: Mapping[str, Any]) -> Request:
     )
 
 
-def _event_from(data: Mapping[str, Any]) -> Event:
+def _event_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Event:
+    """The event of an item; ``load`` reads data kept in the content store (``None`` in lists, which
+    read the data as a list shows it)."""
+    omitted: tuple[str, ...] = ()
+    if "data" in data:
+        content = json.loads(data["data"])
+    elif load is not None:
+        content = json.loads(load(data["data_ref"]))
+    else:
+        content = json.loads(data["data_listed"])
+        omitted = tuple(data.get("omitted") or ())
     return Event(
         id=data["event_id"],
         type=data["type"],
         at=data["at"],
         run_id=data.get("run_id"),
-        data=json.loads(data["data"]),
+        data=content,
+        omitted=omitted,
     )

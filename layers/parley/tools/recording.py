@@ -50,8 +50,10 @@ def started_data(
     return data
 
 
-#: The most content one event keeps (bytes as JSON): a DynamoDB item holds at most 400 KB.
-KEPT_CONTENT_MAX: Final = 300 * 1024
+#: The most of a tool's result one event keeps (bytes as JSON): what a function's ``read`` may take
+#: ("Bounds"), kept in the content store past 64 KiB (``parley.content``). Larger results are kept as
+#: their size and digest.
+KEPT_CONTENT_MAX: Final = 1024 * 1024
 
 
 def answered_data(
@@ -74,7 +76,7 @@ def answered_data(
         data["result_digest"] = content_digest(kept)
         if json_size(kept) <= KEPT_CONTENT_MAX:
             data["result"] = kept
-        else:  # a DynamoDB item holds 400 KB: the event keeps the result's size and digest only
+        else:  # past 1 MiB the event keeps the result's size and digest only
             data["result_kept"] = False
     return data
 

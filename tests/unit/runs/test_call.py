@@ -99,9 +99,12 @@ FUNCTIONS = {
 
 
 @pytest.fixture
-def service(dynamodb: tuple[Any, str], manual_clock: ManualClock, tools: LocalToolServer) -> RunService:
+def service(
+    dynamodb: tuple[Any, str], content: Any, manual_clock: ManualClock, tools: LocalToolServer
+) -> RunService:
     client, table = dynamodb
     runtime = Runtime(
+        content=content,
         definitions=DynamoDefinitionStore(client, table),
         clock=manual_clock,
         operator=parse_operator_config(operator_yaml(tools.url), "test", environ={}),
@@ -236,10 +239,11 @@ def test_a_read_only_tool_error_is_tools_unfinished_and_never_runs_again(
 
     assert (problem.status, problem.reason, problem.kind, problem.because) == (
         503,
-        "unavailable",
+        "tools_unfinished",
         "tools_unfinished",
         "tool_error",
     )
+    assert service.get_run(PLAYBOOK, run_id).rejection.reason == "unavailable"  # type: ignore[union-attr]
     assert "cannot read: disk" in problem.detail
     assert types(service, run_id) == ["tool_call_started", "tool_call_answered", "run_rejected"]
     assert history(service, run_id)[1]["data"]["is_error"] is True
@@ -255,7 +259,7 @@ def test_a_writing_tool_error_is_effect_unknown(run: Runner) -> None:
 
     assert (problem.status, problem.reason, problem.kind, problem.because) == (
         409,
-        "conflict",
+        "effect_unknown",  # interaction-format.md, "In a workflow": the problem type effect_unknown
         "effect_unknown",
         "tool_error",
     )
@@ -294,18 +298,30 @@ def test_unworkable_answers(run: Runner, service: RunService) -> None:
     assert nowhere.kind == "unworkable" and "/nowhere" in nowhere.detail
 
 
-def test_an_output_larger_than_a_run_can_keep_is_unworkable_and_recorded(
+def test_outputs_up_to_1_mib_are_kept_whole_and_larger_ones_are_unworkable(
     run: Runner, service: RunService
 ) -> None:
-    """The spec's 1 MiB does not fit a DynamoDB item (400 KB): the run ends unworkable, never half-written."""
+    """Past a table item's size, the output and the tool's result live in the content store: get_run and
+    get_event show them whole, lists show their size; past 1 MiB the run ends unworkable."""
     run_id = str(uuid.uuid4())
-    problem = refused(run, "repeat", {"times": 400_000}, run_id)
+    done = run("repeat", {"times": 1_000_000}, run_id)
+    assert done.output == "x" * 1_000_000
+    assert service.get_run(PLAYBOOK, run_id).output == "x" * 1_000_000
+    listed = service.list_runs(PLAYBOOK).as_json()["runs"][0]
+    assert listed["output"] == {"size": 1_000_002} and listed["omitted"] == ["output"]
+    events = list(service.get_run_history(PLAYBOOK, run_id).items)
+    assert events[1]["data"]["result"]["size"] > 1_000_000 and events[1]["omitted"] == ["result"]
+    assert events[2]["data"]["output"] == {"size": 1_000_002} and events[2]["omitted"] == ["output"]
+    whole = service.get_event(PLAYBOOK, events[1]["id"])["data"]["result"]
+    assert "x" * 1_000_000 in json.dumps(whole)
+    assert service.get_event(PLAYBOOK, events[2]["id"])["data"]["output"] == "x" * 1_000_000
+
+    too_big = str(uuid.uuid4())
+    problem = refused(run, "repeat", {"times": 1024 * 1024}, too_big)
     assert (problem.status, problem.kind) == (409, "unworkable")
-    assert "307,200 bytes" in problem.detail
-    assert service.get_run(PLAYBOOK, run_id).status == "rejected"
-    answered = history(service, run_id)[1]["data"]
-    assert answered["result_kept"] is False and "result" not in answered
-    assert run("repeat", {"times": 1000}).output == "x" * 1000
+    assert "1 MiB" in problem.detail
+    assert service.get_run(PLAYBOOK, too_big).status == "rejected"
+    assert history(service, too_big)[1]["data"]["result_kept"] is False
 
 
 def test_arguments_unworkable_before_sending(run: Runner, tools: LocalToolServer) -> None:
