@@ -6,7 +6,9 @@
   has already ended.
 - ``settle`` (after the wait): ``{"run", "answered": {...}}`` or ``{"run", "error": {"Error",
   "Cause"}}`` → ``settle_run``: the run's ending, from what the store says.
-- ``timer`` (the scheduler's target): ``{"work": "expire", "run"}`` → ``expire_request``.
+- ``timer`` (the scheduler's target): ``{"work": "expire", "run"}`` → ``expire_request``;
+  ``{"work": "deliver" | "lost", "run", "attempt": n}`` → a delivery's attempt, or the check that
+  counts a cut-off attempt as ``lost`` (``parley.runs.delivery``).
 
 ``build_*_handler(runtime)`` wraps any runtime (the local runtime dispatches moto's Lambda invocations
 to them); ``handle_*`` are the Lambda entries, building the runtime from the environment on their first
@@ -59,10 +61,18 @@ def build_timer_handler(runtime: Runtime) -> FunctionHandler:
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         work = event.get("work")
-        if work != "expire":
-            raise ValueError(f"the timer does not know the work {work!r}")
         run = RunKey.from_json(event["run"])
-        return {"run": run.as_json(), "work": work, "outcome": service.expire_request(run)}
+        if work == "expire":
+            outcome = service.expire_request(run)
+        elif work in ("deliver", "lost"):
+            number = event.get("attempt")
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise ValueError(f"the timer's {work} work names its attempt as a number")
+            deliveries = service.deliveries
+            outcome = deliveries.attempt(run, number) if work == "deliver" else deliveries.lost(run, number)
+        else:
+            raise ValueError(f"the timer does not know the work {work!r}")
+        return {"run": run.as_json(), "work": work, "outcome": outcome}
 
     return handler
 

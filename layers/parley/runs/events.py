@@ -32,6 +32,10 @@ RUN_REJECTED: Final = "run_rejected"
 TOOL_CALL_STARTED: Final = "tool_call_started"
 TOOL_CALL_ANSWERED: Final = "tool_call_answered"
 TOOL_CALL_FAILED: Final = "tool_call_failed"
+DELIVERY_STARTED: Final = "delivery_started"
+DELIVERY_SUCCEEDED: Final = "delivery_succeeded"
+DELIVERY_FAILED: Final = "delivery_failed"
+DELIVERY_REFUSED: Final = "delivery_refused"
 
 #: Each type's step within a run: the second part of the id (see the module's docstring), so that
 #: events of one moment (the manual clock stands still) list in the order they happen.
@@ -40,6 +44,10 @@ _STEPS: Final = {
     TOOL_CALL_STARTED: 20,
     TOOL_CALL_ANSWERED: 30,
     TOOL_CALL_FAILED: 30,
+    DELIVERY_REFUSED: 20,
+    DELIVERY_STARTED: 20,
+    DELIVERY_SUCCEEDED: 30,
+    DELIVERY_FAILED: 30,
     REQUEST_ANSWERED: 50,
     RUN_SUCCEEDED: 90,
     RUN_REJECTED: 90,
@@ -50,6 +58,8 @@ CONTENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     RUN_SUCCEEDED: ("output",),
     TOOL_CALL_STARTED: ("arguments",),
     TOOL_CALL_ANSWERED: ("result",),
+    DELIVERY_STARTED: ("arguments",),
+    DELIVERY_SUCCEEDED: ("result",),
 }
 #: Content larger than this (bytes as JSON) is shown in lists as its size.
 LISTED_CONTENT_MAX: Final = 2048

@@ -8,7 +8,11 @@ from typing import Any, Final, Literal
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 RunStatus = Literal["started", "succeeded", "rejected", "failed"]
-RequestState = Literal["open", "answered", "expired", "cancelled"]
+RequestState = Literal["open", "answered", "expired", "cancelled", "delivered", "undelivered"]
+#: How a request's delivery stands (``http-api.md``, "Runs": ``standing``).
+Standing = Literal[
+    "in_inbox", "to_deliver", "delivering", "delivered", "retrying", "undelivered", "cancelling"
+]
 
 RUN_STATUSES: Final = ("started", "succeeded", "rejected", "failed")
 #: Kinds answered under a problem type of their own (``interaction-format.md``, "In a workflow":
@@ -151,6 +155,37 @@ class AnswerFact:
 
 
 @dataclass(frozen=True)
+class Delivery:
+    """How a request is sent through a tool (``deliver``): the tool, the arguments rendered once when the
+    request was asked (every attempt sends the same), and the ``sent`` pointers into the tool's answer."""
+
+    server: str
+    tool: str
+    arguments: Any
+    arguments_size: int
+    sent_pointers: dict[str, str] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "server": self.server,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "arguments_size": self.arguments_size,
+            "sent_pointers": self.sent_pointers,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Delivery:
+        return cls(
+            server=str(data["server"]),
+            tool=str(data["tool"]),
+            arguments=data["arguments"],
+            arguments_size=int(data["arguments_size"]),
+            sent_pointers=data.get("sent_pointers"),
+        )
+
+
+@dataclass(frozen=True)
 class Request:
     """An interaction run's request: open until it is answered, expires or is cancelled.
 
@@ -173,25 +208,35 @@ class Request:
     token: str | None = None
     fact: AnswerFact | None = None
     ended_at: str | None = None
+    #: Set for a request sent through a tool; ``attempts`` counts those started, ``attempt_started_at``
+    #: is when the latest started, ``sent`` what the message was delivered as (``conversation``, ``id``).
+    delivery: Delivery | None = None
+    attempts: int = 0
+    standing: Standing = "in_inbox"
+    attempt_started_at: str | None = None
+    sent: dict[str, str] | None = None
 
     def as_listed(self) -> dict[str, Any]:
         """The request as ``list_interactions`` shows it (``http-api.md``, "Runs").
 
         Requests in the inbox: no delivery, no attempts, no conversation read, standing ``in_inbox``.
         """
+        delivery = (
+            None if self.delivery is None else {"server": self.delivery.server, "tool": self.delivery.tool}
+        )
         return {
             "run_id": self.run_id,
             "type": self.type,
             "function": self.function,
             "version": self.version,
             "to": self.to,
-            "delivery": None,
+            "delivery": delivery,
             "message": self.message,
             "takes_answer": self.takes_answer,
             "requested_at": self.requested_at,
             "expires_at": self.expires_at,
-            "attempts": 0,
-            "standing": "in_inbox",
+            "attempts": self.attempts,
+            "standing": self.standing,
             "answer_schema": self.answer_schema,
             "conversation": None,
             "answerer": None,

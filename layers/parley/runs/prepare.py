@@ -51,6 +51,20 @@ class Template:
 
 
 @dataclass(frozen=True)
+class DeliverBlock:
+    """A function's ``deliver``: ``arguments`` is ``with`` as written (rendered typed once per request);
+    ``tools`` every tool of ``deliver.server`` the function names (sending, reading, telling), which a
+    run checks before it sends anything."""
+
+    server: str
+    tool: str
+    arguments: Any
+    sent: dict[str, str] | None
+    first_line: int
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PreparedFunction:
     """What a run of one version of an interaction function needs, read once from its document."""
 
@@ -70,6 +84,8 @@ class PreparedFunction:
     expires: timedelta
     #: ``call``: the tool a function that asks a system calls (``None`` for one that asks a person).
     call: CallBlock | None = None
+    #: ``deliver``: the tool a request is sent through (``None`` for the inbox).
+    deliver: DeliverBlock | None = None
 
     @property
     def expires_seconds(self) -> int:
@@ -110,6 +126,9 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
             answerer = _template(front_matter["from"], lines.get("/from", 1))
         message = _template(checked.body, lines.get("body", 1))
         expires = parse_duration(front_matter["expires"])
+    deliver = None
+    if refusal is None and isinstance(front_matter.get("deliver"), dict):
+        deliver = _deliver_block(front_matter, _lines(definition.source).get("/deliver/with", 1))
     return PreparedFunction(
         type=definition.type,
         name=definition.name,
@@ -124,6 +143,29 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
         message=message,
         expires=expires,
         call=call,
+        deliver=deliver,
+    )
+
+
+def _deliver_block(front_matter: dict[str, Any], first_line: int) -> DeliverBlock:
+    block = front_matter["deliver"]
+    tools = [str(block["tool"])]
+    replies = front_matter.get("replies")
+    if isinstance(replies, dict):
+        tools.append(str(replies["tool"]))
+        tell = replies.get("tell")
+        if isinstance(tell, dict) and "tool" in tell:
+            tools.append(str(tell["tool"]))
+    sent = block.get("sent")
+    return DeliverBlock(
+        server=str(block["server"]),
+        tool=str(block["tool"]),
+        arguments=block["with"],
+        sent={"conversation": str(sent["conversation"]), "id": str(sent["id"])}
+        if isinstance(sent, dict)
+        else None,
+        first_line=first_line,
+        tools=tuple(dict.fromkeys(tools)),
     )
 
 
@@ -167,24 +209,19 @@ def _refusal(definition: Definition, front_matter: dict[str, Any]) -> Problem | 
         return unworkable(
             f"This runtime does not run {definition.type} functions yet; only interaction functions run."
         )
-    if "deliver" in front_matter:
-        return unworkable(
-            "The function names 'deliver', and this runtime does not send requests through a tool yet: it "
-            "runs functions that ask through the playbook's inbox or ask a system with 'call'. Leave out "
-            "'deliver' to run it here."
-        )
     return None
 
 
 def _lines(source: str) -> dict[str, int]:
-    """The document lines each template starts on: ``/to``, ``/from``, ``/call/with`` and the ``body``."""
+    """The document lines each template starts on: ``/to``, ``/from``, ``/call/with``, ``/deliver/with``
+    and the ``body``."""
     split = split_document(source)
     if isinstance(split, list):  # pragma: no cover - a saved document always splits
         return {}
     found = {"body": split.body_first_line}
     loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
     if not isinstance(loaded, list):
-        for pointer in ("/to", "/from", "/call/with"):
+        for pointer in ("/to", "/from", "/call/with", "/deliver/with"):
             found[pointer] = loaded.lines.value_line_of(pointer)
     return found
 

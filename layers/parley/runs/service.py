@@ -58,6 +58,7 @@ from parley.runs.ports import CANCELLED_ERROR, EXPIRED_ERROR, RunKey, Scheduler,
 from parley.runs.store import DynamoRunStore, RequestsFull, RunTaken
 
 if TYPE_CHECKING:
+    from parley.runs.delivery import Deliveries
     from parley.runs.prepare import PreparedFunction
     from parley.runtime import Runtime
     from parley.tools.servers import HeaderSecrets
@@ -93,6 +94,21 @@ class RunService:
         self._given_store = store
         self._prepared: OrderedDict[tuple[str, ...], PreparedFunction] = OrderedDict()
         self._prepared_lock = threading.Lock()
+
+    @property
+    def runtime(self) -> Runtime:
+        return self._runtime
+
+    @functools.cached_property
+    def deliveries(self) -> Deliveries:
+        """The attempts of requests sent through tools (``parley.runs.delivery``)."""
+        from parley.runs.delivery import Deliveries
+
+        return Deliveries(self)
+
+    @property
+    def header_secrets(self) -> HeaderSecrets:
+        return self._header_secrets
 
     @functools.cached_property
     def _header_secrets(self) -> HeaderSecrets:
@@ -216,7 +232,9 @@ class RunService:
                 rendered = None
             else:
                 rendered = render_request(function, input_value, moment)
-            waiting = function.takes_answer and function.call is None
+            waiting = (function.takes_answer or function.deliver is not None) and function.call is None
+            if function.deliver is not None:
+                self._check_tools_offered(playbook, function.deliver.server, function.deliver.tools)
             if waiting and (self._runtime.waits is None or self._runtime.scheduler is None):
                 raise Problem("unavailable", "This runtime has no way to wait for answers: it cannot ask.")
         except Problem as problem:
@@ -247,7 +265,7 @@ class RunService:
                 "expires_at": expires_at,
             },
         )
-        if not function.takes_answer:
+        if not function.takes_answer and function.deliver is None:
             # A notification without `deliver` is delivered by being recorded: it succeeds at once.
             done = replace(run, status="succeeded", output={}, finished_at=at)
             succeeded = _event(events.RUN_SUCCEEDED, moment, run_id, {"output": {}})
@@ -261,12 +279,27 @@ class RunService:
             to=rendered.to,
             answerer=rendered.answerer,
             message=rendered.message,
-            takes_answer=True,
+            takes_answer=function.takes_answer,
             requested_at=at,
             expires_at=expires_at,
             answer_schema=function.output_schema,
         )
-        run = replace(run, takes_answer=True)
+        if function.deliver is not None:
+            from parley.runs.delivery import DeliveryRefused, refused_data, render_delivery
+
+            try:
+                delivery = render_delivery(function.deliver, input_value, moment, request)
+            except DeliveryRefused as refused:
+                data = refused_data(refused, function.deliver.server, function.deliver.tool)
+                refusal = _event(events.DELIVERY_REFUSED, moment, run_id, data)
+                raise self._rejected(
+                    playbook, run, refused.problem(), replacing, before=[requested, refusal]
+                ) from None
+            except Problem as problem:
+                raise self._rejected(playbook, run, problem, replacing) from None
+            request = replace(request, delivery=delivery, standing="to_deliver")
+            requested.data["delivery"] = {"server": delivery.server, "tool": delivery.tool}
+        run = replace(run, takes_answer=function.takes_answer)
         limit = self._runtime.operator.limits.interaction_open_requests
         try:
             self.store.open_request(playbook, run, request, requested, limit=limit, replacing=replacing)
@@ -284,15 +317,42 @@ class RunService:
             raise self._abandoned(playbook, run, exc) from exc
         return run
 
-    def _rejected(self, playbook: PlaybookRef, run: Run, problem: Problem, replacing: int | None) -> Problem:
-        """Record ``problem`` as the run's rejection (with ``run_rejected``) and return it to raise."""
+    def _rejected(
+        self,
+        playbook: PlaybookRef,
+        run: Run,
+        problem: Problem,
+        replacing: int | None,
+        *,
+        before: list[Event] | None = None,
+    ) -> Problem:
+        """Record ``problem`` as the run's rejection (``before`` it: what the run did, then
+        ``run_rejected``) and return it to raise."""
         rejection = Rejection.of(problem)
         rejected = replace(run, status="rejected", rejection=rejection, finished_at=run.started_at)
         event = _event(
             events.RUN_REJECTED, parse_time(run.started_at), run.run_id, {"rejection": rejection.as_json()}
         )
-        self.store.record_run(playbook, rejected, [event], replacing=replacing)
+        self.store.record_run(playbook, rejected, [*(before or []), event], replacing=replacing)
         return problem
+
+    def _check_tools_offered(self, playbook: PlaybookRef, server_name: str, tools: tuple[str, ...]) -> None:
+        """ "A run checks every tool its function names before it sends anything": the server must serve
+        the playbook and the operator allow each tool; else ``503 unavailable``, ``tool_not_offered``."""
+        from parley.tools.client import ToolNotOffered
+        from parley.tools.servers import check_allowed, server_serving
+
+        try:
+            server = server_serving(self._runtime.operator, playbook, server_name)
+            for tool in tools:
+                check_allowed(server, tool)
+        except ToolNotOffered as not_offered:
+            raise Problem(
+                "unavailable",
+                f"{not_offered.detail} Nothing was sent.",
+                kind="tool_not_offered",
+                because=not_offered.because,
+            ) from None
 
     def _abandoned(self, playbook: PlaybookRef, run: Run, cause: Exception) -> Problem:
         """A request whose expiry or execution could not be started would hold its place with nothing to
@@ -318,6 +378,11 @@ class RunService:
         scheduler.schedule(_expiry_name(key), expires_at, {"work": "expire", "run": key.as_json()})
         seconds = max(1, round((expires_at - parse_time(request.requested_at)).total_seconds()))
         waits.start(key, timeout_seconds=seconds + BACKSTOP_SECONDS)
+        if request.delivery is not None and request.attempts == 0:
+            from parley.runs.delivery import attempt_name, attempt_work
+
+            # "Attempted at once": due now (on AWS the scheduler port invokes the timer directly).
+            scheduler.schedule(attempt_name(key, 1), self._runtime.clock.now(), attempt_work(key, 1))
 
     def _prepare(self, playbook: PlaybookRef, definition: Definition) -> PreparedFunction:
         from parley.runs.prepare import prepare_function
@@ -514,13 +579,28 @@ class RunService:
         return "expired"
 
     def _after_ending(self, playbook: PlaybookRef, key: RunKey, error: str, cause: str) -> None:
-        """End the execution's wait (if it has parked; else parking does it) and forget the expiry."""
+        self.after_ending(playbook, key, error, cause)
+
+    def after_ending(self, playbook: PlaybookRef, key: RunKey, error: str | None, cause: str) -> None:
+        """End the execution's wait (if it has parked; else parking does it): with ``error``, or as a
+        success (a notification delivered); forget the expiry and any delivery attempt still pending."""
         waits, scheduler = self._ports()
         request = self.store.get_request(playbook, key.run_id)
         if request is not None and request.token is not None:
-            waits.fail(request.token, error, cause)
+            if error is None:
+                waits.succeed(request.token, {"delivered": True})
+            else:
+                waits.fail(request.token, error, cause)
         if error != EXPIRED_ERROR:
             scheduler.cancel(_expiry_name(key))
+        if request is not None and request.delivery is not None:
+            from parley.runs.delivery import ATTEMPTS, attempt_name
+
+            if request.attempts < ATTEMPTS:
+                scheduler.cancel(attempt_name(key, request.attempts + 1))
+
+    def ports(self) -> tuple[Waits, Scheduler]:
+        return self._ports()
 
     def park_request(self, key: RunKey, token: str) -> str:
         """The wait task: keep the token on the open request; if the request has already ended (its
@@ -538,6 +618,12 @@ class RunService:
             return "gone"
         if request.state == "answered" and request.fact is not None:
             waits.succeed(token, {"answer_id": request.fact.answer_id})
+        elif request.state == "delivered":
+            waits.succeed(token, {"delivered": True})
+        elif request.state == "undelivered":
+            from parley.runs.delivery import UNDELIVERED_ERROR
+
+            waits.fail(token, UNDELIVERED_ERROR, "Every attempt to deliver the notification failed.")
         elif request.state == "expired":
             waits.fail(token, EXPIRED_ERROR, f"The request expired at {request.expires_at}.")
         else:

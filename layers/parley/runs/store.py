@@ -39,7 +39,7 @@ from parley.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
-from parley.runs.model import AnswerFact, CalledTool, Event, Rejection, Request, Run
+from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Rejection, Request, Run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -392,6 +392,93 @@ class DynamoRunStore:
         events = event if isinstance(event, list) else [event]
         self._transact([self._end_run(playbook, run), *(self._put_event(playbook, e) for e in events)])
 
+    # --- deliveries (``parley.runs.delivery``) ---------------------------------------------------
+
+    def claim_attempt(self, playbook: PlaybookRef, run_id: str, number: int, at: str, event: Event) -> None:
+        """Start attempt ``number``: only while the request is open and the attempt before it has ended
+        (``to_deliver`` or ``retrying``), so two workers never make the same attempt; with its
+        ``delivery_started``. :class:`StoreConflict` when that does not hold."""
+        update: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(run_id)),
+                "UpdateExpression": "SET #attempts = :number, #standing = :delivering, #started = :at",
+                "ConditionExpression": (
+                    "#state = :open AND #attempts = :previous AND #standing IN (:to_deliver, :retrying)"
+                ),
+                "ExpressionAttributeNames": {
+                    "#attempts": "attempts",
+                    "#standing": "standing",
+                    "#started": "attempt_started_at",
+                    "#state": "state",
+                },
+                "ExpressionAttributeValues": {
+                    ":number": {"N": str(number)},
+                    ":previous": {"N": str(number - 1)},
+                    ":delivering": {"S": "delivering"},
+                    ":to_deliver": {"S": "to_deliver"},
+                    ":retrying": {"S": "retrying"},
+                    ":at": {"S": at},
+                    ":open": {"S": "open"},
+                },
+            }
+        }
+        self._transact([update, self._put_event(playbook, event)])
+
+    def end_attempt(
+        self,
+        playbook: PlaybookRef,
+        run_id: str,
+        number: int,
+        standing: str,
+        events: list[Event],
+        *,
+        sent: Mapping[str, str] | None = None,
+        ending: Run | None = None,
+    ) -> bool:
+        """End attempt ``number`` (still ``delivering`` on an open request) as ``standing`` with its
+        events; ``sent`` is what the message was delivered as. With ``ending`` (a notification delivered,
+        or out of attempts) the request ends as ``standing`` with the run's ending and the counter's
+        decrement. When the attempt no longer stands so (cancelled, expired, answered or counted lost
+        meanwhile), only the events are written, and the answer is ``False``."""
+        names = {"#attempts": "attempts", "#standing": "standing", "#state": "state"}
+        values: dict[str, AttributeValueTypeDef] = {
+            ":number": {"N": str(number)},
+            ":delivering": {"S": "delivering"},
+            ":standing": {"S": standing},
+            ":open": {"S": "open"},
+        }
+        update = "SET #standing = :standing"
+        if sent is not None:
+            update += ", #sent = :sent"
+            names["#sent"] = "sent"
+            values[":sent"] = {"S": _json(dict(sent))}
+        items: list[TransactWriteItemTypeDef] = []
+        if ending is not None:
+            assert ending.finished_at is not None
+            update += ", #state = :standing, #ended_at = :ended_at REMOVE #gpk, #gsk"
+            names.update({"#ended_at": "ended_at", "#gpk": _LIST.partition_key, "#gsk": _LIST.sort_key})
+            values[":ended_at"] = {"S": ending.finished_at}
+            items.extend([self._end_run(playbook, ending), self._decrement(playbook)])
+        request: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(run_id)),
+                "UpdateExpression": update,
+                "ConditionExpression": "#state = :open AND #attempts = :number AND #standing = :delivering",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        try:
+            self._transact([request, *items, *(self._put_event(playbook, event) for event in events)])
+        except StoreConflict as conflict:
+            if not conflict.failed(0):
+                raise
+            self.record_events(playbook, events)
+            return False
+        return True
+
     # --- items ---------------------------------------------------------------------------------
 
     def record_events(self, playbook: PlaybookRef, events: list[Event]) -> None:
@@ -457,7 +544,11 @@ class DynamoRunStore:
             "expires_at": request.expires_at,
             "answer_schema": _json(request.answer_schema),
             "state": request.state,
+            "standing": request.standing,
+            "attempts": request.attempts,
         }
+        if request.delivery is not None:
+            values["delivery"] = _json(request.delivery.as_json())
         return {
             "Put": {
                 "TableName": self._table,
@@ -708,6 +799,11 @@ def _request_from(data: Mapping[str, Any]) -> Request:
         token=data.get("token"),
         fact=fact,
         ended_at=data.get("ended_at"),
+        delivery=Delivery.from_json(json.loads(data["delivery"])) if data.get("delivery") else None,
+        attempts=int(data.get("attempts", 0)),
+        standing=data.get("standing", "in_inbox"),
+        attempt_started_at=data.get("attempt_started_at"),
+        sent=json.loads(data["sent"]) if data.get("sent") else None,
     )
 
 

@@ -238,19 +238,6 @@ def test_a_message_over_8_kib_is_conflict_unworkable(run: Any) -> None:
     assert "8,193 bytes" in problem.detail
 
 
-@pytest.mark.parametrize(("name", "block"), [("deliver-post", "deliver")])
-def test_functions_that_send_through_a_tool_do_not_run_here_yet(
-    run: Any, service: RunService, name: str, block: str
-) -> None:
-    run_id = str(uuid.uuid4())
-
-    problem = refused(run, name, {"owner": "maria", "channel": "C1"}, run_id)
-
-    assert (problem.reason, problem.kind, problem.status) == ("conflict", "unworkable", 409)
-    assert f"names '{block}'" in problem.detail and "does not" in problem.detail
-    assert service.get_run(PLAYBOOK, run_id).status == "rejected"
-
-
 def test_a_retired_definition_does_not_run(run: Any, runtime: Any, service: RunService) -> None:
     runtime.definition_service().retire_definition(PLAYBOOK, "interaction", APPROVE)
     run_id = str(uuid.uuid4())

@@ -208,15 +208,17 @@ def test_a_run_body_that_cannot_be_used_is_422(
     assert reply.body["errors"][0]["pointer"] == pointer
 
 
-def test_a_function_that_delivers_is_409_unworkable(call: Any, load_event: LoadEvent) -> None:
+def test_a_function_that_delivers_through_an_unconfigured_server_is_503_tool_not_offered(
+    call: Any, load_event: LoadEvent
+) -> None:
     event = at(
         load_event("api/run_definition"), "POST", f"{PLAYBOOK_PATH}/definitions/interaction/deliver-post/run"
     )
 
     reply = call(body(event, {"input": {"owner": "maria"}}))
 
-    is_problem(reply, 409, "conflict")
-    assert reply.body["kind"] == "unworkable"
+    is_problem(reply, 503, "unavailable")
+    assert reply.body["kind"] == "tool_not_offered" and "search" in reply.body["detail"]
 
 
 def test_requests_full_is_503(call: Any, load_event: LoadEvent) -> None:
