@@ -121,8 +121,10 @@ def waits_from_environment(environ: Mapping[str, str]) -> Waits | None:
 
 def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
     """EventBridge Scheduler on ``PARLEY_SCHEDULE_GROUP``, calling ``PARLEY_TIMER_FUNCTION_ARN`` as
-    ``PARLEY_SCHEDULER_ROLE_ARN``; ``None`` unless all three are set."""
+    ``PARLEY_SCHEDULER_ROLE_ARN`` (work due now: that function invoked directly), dead letters to
+    ``PARLEY_SCHEDULE_DEAD_LETTER_ARN``; ``None`` unless the first three are set."""
     from parley.infrastructure.functions import (
+        SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
         SCHEDULE_GROUP_VARIABLE,
         SCHEDULER_ROLE_ARN_VARIABLE,
         TIMER_FUNCTION_ARN_VARIABLE,
@@ -134,7 +136,14 @@ def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
     target = environ.get(TIMER_FUNCTION_ARN_VARIABLE)
     if not (group and role and target):
         return None
-    return EventBridgeScheduler(_lazy_client("scheduler"), group, target, role)
+    return EventBridgeScheduler(
+        _lazy_client("scheduler"),
+        group,
+        target,
+        role,
+        functions=_lazy_client("lambda"),
+        dead_letter_arn=environ.get(SCHEDULE_DEAD_LETTER_ARN_VARIABLE) or None,
+    )
 
 
 class _LazyClient:

@@ -282,14 +282,14 @@ def test_rejections_are_answered_with_their_problem_and_recorded_on_the_run(play
         "unworkable",
     )
     deliver = problem(
-        playbook.run("deliver-post", {"owner": "maria"}, deliver_id), 409, "conflict", "unworkable"
+        playbook.run("deliver-post", {"owner": "maria"}, deliver_id), 503, "unavailable", "tool_not_offered"
     )
     bad_id = problem(playbook.run(APPROVE, BRIEF, "run-1"), 422, "invalid_input")
 
     assert [e["pointer"] for e in invalid["errors"]] == ["/input", "/input/owner"]
     assert [e["pointer"] for e in missing["errors"]] == ["/input/campaign"]
     assert "U+0007" in party["detail"] and "9,001 bytes" in message["detail"]
-    assert "deliver" in deliver["detail"]
+    assert "search" in deliver["detail"] and "Nothing was sent" in deliver["detail"]
     assert [e["pointer"] for e in bad_id["errors"]] == ["/run_id"]
     for run_id, shown in ((invalid_id, invalid), (party_id, party), (deliver_id, deliver)):
         recorded = playbook.get(f"/runs/{run_id}").json()

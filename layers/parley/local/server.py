@@ -10,6 +10,9 @@ The same handlers as on AWS, with AWS emulated by moto in this process for the s
 - the scheduler port, calling the ``timer`` handler (``parley.local.scheduler``): on time with the real
   clock, under ``POST /_local/clock/advance`` with the manual one.
 
+Under the manual clock, work a request makes due at once (a delivery's first attempt) runs before that
+request is answered.
+
 Calls into the API handler are serialized: a Lambda instance serves one event at a time, and
 powertools' resolver relies on that. After each request (and each piece of timed work) the server waits
 for the executions it set off to arrive — parked on their token, or ended and settled — so that what a
@@ -131,7 +134,20 @@ class LocalServer:
             except Exception as exc:  # e.g. due work that failed: still an answer, never a dropped connection
                 result = problem_result(internal_problem(exc, path=event["path"]))
             self._settle()
+            self._run_work_due_now()
         return http_reply(result)
+
+    def _run_work_due_now(self) -> None:
+        """Under the manual clock, work the request made due at once (a delivery's first attempt) runs
+        before the answer, as it would at once on AWS; time still stands still. (The real clock's thread
+        runs it on its own.)"""
+        if not isinstance(self.clock, ManualClock):
+            return
+        try:
+            for due in self.runtime.due_work:
+                due.run_due(self.clock.now())
+        except Exception as exc:  # logged where it failed; the request's own answer stands
+            LOG.warning("work due at once failed: %s", exc)
 
     def _settle(self) -> None:
         """Let the executions the request set off arrive (parked, or ended and settled) before answering."""

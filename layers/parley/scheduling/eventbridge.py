@@ -6,6 +6,9 @@
   idempotent); a target that fails is retried for up to a day.
 - Scheduling a name twice is harmless (``ConflictException``: the schedule exists), and so is
   cancelling one that is gone (``ResourceNotFoundException``: it fired, or never was).
+- Work due now (a delivery's first attempt, "at once") is not scheduled: a schedule fires with 60-second
+  precision, so the adapter invokes the timer function directly and asynchronously (``InvocationType
+  Event``; Lambda retries it twice and then sends it to the function's on-failure destination).
 - Names: EventBridge allows 1 to 64 of ``[0-9a-zA-Z-_.]``; :func:`schedule_name` makes any name fit,
   the same way every time, so ``cancel`` finds what ``schedule`` made.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Set
+from collections.abc import Callable, Mapping, Set
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.aws_edge import translated
 
 if TYPE_CHECKING:
+    from mypy_boto3_lambda.client import LambdaClient
     from mypy_boto3_scheduler.client import EventBridgeSchedulerClient
 
 MAX_NAME: Final = 64
@@ -60,19 +64,53 @@ def at_expression(moment: datetime) -> str:
     return f"at({utc.strftime('%Y-%m-%dT%H:%M:%S')})"
 
 
+#: Work due within this much of now goes to the timer at once instead of through a schedule.
+AT_ONCE: Final = timedelta(seconds=1)
+LAMBDA_UNAVAILABLE_CODES: Final = frozenset(
+    {"TooManyRequestsException", "ServiceException", "EC2ThrottledException", "ResourceNotReadyException"}
+)
+
+
 class EventBridgeScheduler:
     """The ``Scheduler`` port on one schedule group, calling ``target_arn`` (the timer function) as
-    ``role_arn`` (the scheduler's role, which may invoke only that function)."""
+    ``role_arn`` (the scheduler's role, which may invoke only that function); work due now goes to the
+    target through ``functions`` (a Lambda client). ``dead_letter_arn`` receives a schedule's event once
+    its retries are spent."""
 
     def __init__(
-        self, client: EventBridgeSchedulerClient, group: str, target_arn: str, role_arn: str
+        self,
+        client: EventBridgeSchedulerClient,
+        group: str,
+        target_arn: str,
+        role_arn: str,
+        *,
+        functions: LambdaClient | None = None,
+        dead_letter_arn: str | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._client = client
         self.group = group
         self.target_arn = target_arn
         self.role_arn = role_arn
+        self._functions = functions
+        self.dead_letter_arn = dead_letter_arn
+        self._now = now
 
     def schedule(self, name: str, at: datetime, work: Mapping[str, Any]) -> None:
+        if self._functions is not None and at <= self._now() + AT_ONCE:
+            self._invoke_now(work)
+            return
+        target: dict[str, Any] = {
+            "Arn": self.target_arn,
+            "RoleArn": self.role_arn,
+            "Input": json.dumps(dict(work), separators=(",", ":")),
+            "RetryPolicy": {
+                "MaximumEventAgeInSeconds": MAX_EVENT_AGE_SECONDS,
+                "MaximumRetryAttempts": MAX_RETRY_ATTEMPTS,
+            },
+        }
+        if self.dead_letter_arn:
+            target["DeadLetterConfig"] = {"Arn": self.dead_letter_arn}
         with _translated("schedule the work", ignore={"ConflictException"}):
             self._client.create_schedule(
                 Name=schedule_name(name),
@@ -82,15 +120,18 @@ class EventBridgeScheduler:
                 FlexibleTimeWindow={"Mode": "OFF"},
                 ActionAfterCompletion="DELETE",
                 State="ENABLED",
-                Target={
-                    "Arn": self.target_arn,
-                    "RoleArn": self.role_arn,
-                    "Input": json.dumps(dict(work), separators=(",", ":")),
-                    "RetryPolicy": {
-                        "MaximumEventAgeInSeconds": MAX_EVENT_AGE_SECONDS,
-                        "MaximumRetryAttempts": MAX_RETRY_ATTEMPTS,
-                    },
-                },
+                Target=target,  # type: ignore[arg-type]
+            )
+
+    def _invoke_now(self, work: Mapping[str, Any]) -> None:
+        assert self._functions is not None
+        with translated(
+            "Lambda", "start the timed work", ignore=frozenset(), unavailable=LAMBDA_UNAVAILABLE_CODES
+        ):
+            self._functions.invoke(
+                FunctionName=self.target_arn,
+                InvocationType="Event",
+                Payload=json.dumps(dict(work), separators=(",", ":")).encode("utf-8"),
             )
 
     def cancel(self, name: str) -> None:

@@ -187,3 +187,51 @@ def test_a_refused_schedule_is_a_bug_and_propagates() -> None:
 
     with stub, pytest.raises(ClientError):
         EventBridgeScheduler(client, GROUP, TARGET, ROLE).schedule("expire-r-1", AT, WORK)
+
+
+# -- work due now, and dead letters -----------------------------------------------------------------------
+
+
+class _Functions:
+    """A Lambda client that records asynchronous invocations."""
+
+    def __init__(self) -> None:
+        self.invoked: list[dict[str, Any]] = []
+
+    def invoke(self, **arguments: Any) -> dict[str, Any]:
+        self.invoked.append(arguments)
+        return {"StatusCode": 202}
+
+
+def test_work_due_now_invokes_the_timer_directly_and_makes_no_schedule() -> None:
+    from moto import mock_aws
+
+    with mock_aws():
+        client = _client()
+        client.create_schedule_group(Name=GROUP)
+        functions = _Functions()
+        scheduler = EventBridgeScheduler(client, GROUP, TARGET, ROLE, functions=functions, now=lambda: AT)  # type: ignore[arg-type]
+
+        scheduler.schedule("deliver-r-1-1", AT, WORK)
+        scheduler.schedule("deliver-r-1-2", AT + timedelta(minutes=1), WORK)
+
+        assert len(functions.invoked) == 1
+        invoked = functions.invoked[0]
+        assert (invoked["FunctionName"], invoked["InvocationType"]) == (TARGET, "Event")
+        assert json.loads(invoked["Payload"]) == WORK
+        names = [s["Name"] for s in client.list_schedules(GroupName=GROUP)["Schedules"]]
+        assert names == ["deliver-r-1-2"]
+
+
+def test_a_schedule_names_its_dead_letter_queue() -> None:
+    from moto import mock_aws
+
+    queue = "arn:aws:sqs:us-east-1:123456789012:parley-test-schedules-dlq"
+    with mock_aws():
+        client = _client()
+        client.create_schedule_group(Name=GROUP)
+        EventBridgeScheduler(client, GROUP, TARGET, ROLE, dead_letter_arn=queue).schedule(
+            "expire-r-1", AT, WORK
+        )
+        target = client.get_schedule(Name="expire-r-1", GroupName=GROUP)["Target"]
+        assert target["DeadLetterConfig"] == {"Arn": queue}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
@@ -71,7 +71,7 @@ def test_a_lazy_client_is_made_on_its_first_call_and_kept(made_clients: list[str
     moto_scheduler.create_schedule_group(Name="parley-dev-timers")
     made_clients.clear()
 
-    at = datetime(2026, 10, 19, 10, 18, 42, tzinfo=UTC)
+    at = datetime.now(UTC) + timedelta(days=1)  # later than now: a schedule (work due now is invoked)
     runtime.scheduler.schedule("expire-r-1", at, {"work": "expire", "run": {"run_id": "r-1"}})
     runtime.scheduler.schedule("expire-r-2", at, {"work": "expire", "run": {"run_id": "r-2"}})
 
