@@ -125,6 +125,16 @@ class Chat:
             ]
         return newer[:limit], len(newer) > limit
 
+    def channel(self, channel: str, oldest: str = "0", limit: int = 15) -> tuple[list[Message], bool]:
+        """Every message of ``channel`` newer than ``oldest`` (replies included), oldest first, at most
+        ``limit``; and whether more were left out."""
+        after = ts_key(oldest)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ChatError(f"limit is {limit}; it is from 1 to {MAX_LIMIT}")
+        with self._lock:
+            newer = [message for message in self._channel(channel).messages if ts_key(message.ts) > after]
+        return newer[:limit], len(newer) > limit
+
     def channels(self) -> list[str]:
         with self._lock:
             return sorted(self._channels)

@@ -45,7 +45,7 @@ from parley.demo.failures import HTTP_MODES, TOOL_MODES, FailureSwitch
 
 __all__ = ["TOOLS", "DemoChat", "DemoChatOptions", "build_app", "build_mcp_server", "running", "serve"]
 
-TOOLS: Final = frozenset({"post_message", "thread_replies", "list_channels"})
+TOOLS: Final = frozenset({"post_message", "thread_replies", "channel_messages", "list_channels"})
 MCP_PATH: Final = "/mcp"
 MAX_API_BODY: Final = 64 * 1024
 
@@ -129,6 +129,20 @@ def build_mcp_server(chat: Chat, failures: FailureSwitch) -> MCPServer[Any]:
             messages=[ThreadMessage(**message.as_listed()) for message in messages], has_more=has_more
         )
 
+    async def channel_messages(
+        channel: Annotated[str, Field(description="The channel to read")],
+        oldest: Annotated[str, Field(description="Only messages newer than this ts; 0 for all")] = "0",
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="At most this many messages")] = 15,
+    ) -> ThreadReplies:
+        await fail_if_switched("channel_messages")
+        try:
+            messages, has_more = chat.channel(channel, oldest, limit)
+        except ChatError as exc:
+            raise ToolError(str(exc)) from None
+        return ThreadReplies(
+            messages=[ThreadMessage(**message.as_listed()) for message in messages], has_more=has_more
+        )
+
     async def list_channels() -> Channels:
         await fail_if_switched("list_channels")
         return Channels(
@@ -151,6 +165,12 @@ def build_mcp_server(chat: Chat, failures: FailureSwitch) -> MCPServer[Any]:
         thread_replies,
         description="The messages of a thread newer than oldest, oldest first, at most limit: "
         "the parent too (while newer than oldest), then its replies. has_more says some were left out.",
+        annotations=reads,
+    )
+    server.add_tool(
+        channel_messages,
+        description="The messages of a channel newer than oldest, oldest first, at most limit, thread "
+        "replies included (each names its thread's first message in thread_ts).",
         annotations=reads,
     )
     server.add_tool(

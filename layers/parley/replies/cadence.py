@@ -1,21 +1,19 @@
 """The reading cadence of a conversation (``interaction-format.md``, "Bounds": reads of a conversation).
 
 The page says: "5 seconds after a request joins, then 10, 20 and 40 seconds, then every minute through
-the 18th read, then every 5 minutes". It is read here as the *gaps* between reads, a doubling back-off:
+the 18th read, then every 5 minutes". It is read here as the *times* of the first four reads, counted
+from the join (a doubling: 5, 10, 20, 40 seconds), then a read each minute, then each 5 minutes:
 
 ====== ========================================= =========================
 read   delay after the previous read (or join)   time since the join
 ====== ========================================= =========================
 1      5 s                                       5 s
-2      10 s                                      15 s
-3      20 s                                      35 s
-4      40 s                                      75 s
-5–18   60 s each                                 135 s … 915 s
-19 on  300 s each                                1215 s, 1515 s, …
+2      5 s                                       10 s
+3      10 s                                      20 s
+4      20 s                                      40 s
+5–18   60 s each                                 100 s … 880 s
+19 on  300 s each                                1180 s, 1480 s, …
 ====== ========================================= =========================
-
-(The other reading, reads *at* 5, 10, 20 and 40 seconds after the join, would give the gaps 5, 5, 10
-and 20 seconds; "then 10, 20 and 40 seconds" continues "5 seconds after", so each number is a wait.)
 
 Each delay is at least the function's ``replies.wait`` ("Reads of a conversation never come sooner
 than the function's ``wait``"), and a read answered with ``Retry-After`` waits as long as the server
@@ -33,8 +31,8 @@ import math
 from datetime import timedelta
 from typing import Final
 
-#: The delays before reads 1 to 4, in seconds.
-FIRST_DELAYS: Final[tuple[int, ...]] = (5, 10, 20, 40)
+#: The delays before reads 1 to 4, in seconds: reads at 5, 10, 20 and 40 seconds after the join.
+FIRST_DELAYS: Final[tuple[int, ...]] = (5, 5, 10, 20)
 #: Reads up to this one come a minute apart (after the first four).
 MINUTE_READS_THROUGH: Final = 18
 MINUTE: Final = timedelta(minutes=1)

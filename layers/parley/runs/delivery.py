@@ -15,8 +15,9 @@ Attempts (:class:`Deliveries`, called by the ``timer`` function as the scheduler
 - an attempt is claimed under its number with ``delivery_started`` before anything is sent (the
   store's condition: the request open and attempt ``n - 1`` ended), so a schedule that fires twice, or
   two workers, never make the same attempt;
-- a check is scheduled a minute after the attempt starts: an attempt still ``delivering`` then was cut
-  off (a crash, a timeout of the function) and counts as failed, ``lost``; the next follows;
+- a check is scheduled a minute after the attempt starts (before the claim, and cancelled only once
+  the attempt's end is recorded): an attempt still ``delivering`` then was cut off (a crash, a timeout
+  of the function, an end that could not be written) and counts as failed, ``lost``; the next follows;
 - failed attempts: a tool error, a server failure, no response within 30 s or no connection within
   10 s (the tool client's bounds), arguments the tool refused, a tool the server no longer offers to
   the playbook;
@@ -30,17 +31,20 @@ attempt that still stands changes the request.
 
 from __future__ import annotations
 
+import random
+import secrets
+import time
 import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
-from parley.dynamo import StoreConflict
+from parley.dynamo import StoreConflict, StoreContention
 from parley.errors import ErrorEntry, Problem
 from parley.runs import events
 from parley.runs.events import new_event_id
-from parley.runs.model import Delivery, Event, Rejection, Request, invalid_input
+from parley.runs.model import Delivery, Event, Rejection, Request, Run, invalid_input
 from parley.runs.ports import RunKey
 
 if TYPE_CHECKING:
@@ -70,6 +74,9 @@ ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 SENT_MAX_BYTES: Final = 256
 #: How much of a tool's error text ``delivery_failed`` keeps.
 WORDS_MAX_CHARS: Final = 500
+
+#: How often the end of an attempt is written while another transaction holds the same items.
+END_WRITES: Final = 8
 
 #: SendTaskFailure's error when a notification's attempts are spent.
 UNDELIVERED_ERROR: Final = "Parley.Undelivered"
@@ -131,7 +138,7 @@ def render_delivery(
             f"{ARGUMENTS_MAX_BYTES:,} bytes (16 KiB). Nothing was sent.",
             size,
         )
-    return Delivery(block.server, block.tool, arguments, size, block.sent)
+    return Delivery(block.server, block.tool, arguments, size, block.sent, block.replies, block.reply)
 
 
 def _first_empty_text(written: Any, rendered: Any, at: str) -> str | None:
@@ -204,19 +211,25 @@ class Deliveries:
         started = _event(
             events.DELIVERY_STARTED, now, key.run_id, self._started_data(server, delivery, number)
         )
+        scheduler = service.ports()[1]
+        # The check goes first: a worker cut off right after its claim still has its attempt counted
+        # lost. A check left by a claim that failed finds nothing to do (and is never cancelled here: it
+        # bears the name of the check of the worker that did claim the attempt).
+        scheduler.schedule(lost_name(key, number), now + LOST_AFTER, lost_work(key, number))
         try:
             service.store.claim_attempt(playbook, key.run_id, number, format_time(now), started)
         except StoreConflict:
             return "unchanged"  # another worker took it, or the request ended meanwhile
-        scheduler = service.ports()[1]
-        scheduler.schedule(lost_name(key, number), now + LOST_AFTER, lost_work(key, number))
         outcome = self._send(playbook, request, delivery)
-        scheduler.cancel(lost_name(key, number))
         at = service.runtime.clock.now()
         if isinstance(outcome, _Failure):
-            return self._failed(key, request, number, now, at, outcome)
-        answer, resolved, record = outcome
-        return self._delivered(key, request, number, at, answer, resolved, record)
+            happened = self._failed(key, request, number, now, at, outcome)
+        else:
+            answer, resolved, record = outcome
+            happened = self._delivered(key, request, number, at, answer, resolved, record)
+        # Only once the end is recorded: an end that could not be written leaves the attempt to the check.
+        scheduler.cancel(lost_name(key, number))
+        return happened
 
     def lost(self, key: RunKey, number: int) -> str:
         """The check a minute after attempt ``number`` started: still ``delivering``, it was cut off."""
@@ -307,14 +320,38 @@ class Deliveries:
             data["result"] = kept
         sent = None
         if request.delivery.sent_pointers is not None:
-            sent, problem = sent_values(answer.answer, request.delivery.sent_pointers)
+            # Read from the answer as kept: a tool that echoes a header's secret never puts it in `sent`.
+            sent, problem = sent_values(resolved.scrub(answer.answer), request.delivery.sent_pointers)
             if sent is not None:
                 data["sent"] = sent
             else:
                 data["sent_unusable"] = problem
+        conversation = None
+        if sent is not None and request.delivery.replies is not None and request.takes_answer:
+            from parley.replies.conversations import conversation_key
+
+            # "where its replies are read": the conversation's key, or why the request takes no reply
+            conversation, unusable = conversation_key(request.delivery.replies, request.to, sent)
+            if conversation is not None:
+                data["conversation"] = conversation
+            else:
+                data["conversation_unusable"] = unusable
         succeeded = _event(events.DELIVERY_SUCCEEDED, at, key.run_id, data)
         if request.takes_answer:
-            service.store.end_attempt(playbook, key.run_id, number, "delivered", [succeeded], sent=sent)
+            if (
+                self._end_attempt(
+                    playbook,
+                    key.run_id,
+                    number,
+                    "delivered",
+                    [succeeded],
+                    sent=sent,
+                    conversation=conversation,
+                )
+                and conversation is not None
+                and sent is not None
+            ):
+                service.conversations.join(key, request, conversation, sent)
             return "delivered"
         run = service.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started":
@@ -322,7 +359,7 @@ class Deliveries:
             return "delivered"
         done = replace(run, status="succeeded", output={}, finished_at=format_time(at))
         ended = _event(events.RUN_SUCCEEDED, at, key.run_id, {"output": {}})
-        if service.store.end_attempt(
+        if self._end_attempt(
             playbook, key.run_id, number, "delivered", [succeeded, ended], sent=sent, ending=done
         ):
             service.after_ending(playbook, key, None, "The notification was delivered.")
@@ -353,7 +390,7 @@ class Deliveries:
             data["duration_ms"] = failure.duration_ms
         failed = _event(events.DELIVERY_FAILED, at, key.run_id, data)
         if number < ATTEMPTS:
-            if service.store.end_attempt(playbook, key.run_id, number, "retrying", [failed]):
+            if self._end_attempt(playbook, key.run_id, number, "retrying", [failed]):
                 due = max(started + BACKOFF[number], at)
                 if failure.retry_after_seconds is not None:
                     asked = timedelta(seconds=max(0.0, failure.retry_after_seconds))
@@ -361,7 +398,7 @@ class Deliveries:
                 service.ports()[1].schedule(attempt_name(key, number + 1), due, attempt_work(key, number + 1))
             return "failed"
         if request.takes_answer:
-            service.store.end_attempt(playbook, key.run_id, number, "undelivered", [failed])
+            self._end_attempt(playbook, key.run_id, number, "undelivered", [failed])
             return "undelivered"
         run = service.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started":
@@ -371,13 +408,45 @@ class Deliveries:
         rejection = Rejection("unanswered", detail, kind="undelivered")
         ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(at))
         rejected = _event(events.RUN_REJECTED, at, key.run_id, {"rejection": rejection.as_json()})
-        if service.store.end_attempt(
-            playbook, key.run_id, number, "undelivered", [failed, rejected], ending=ended
-        ):
+        if self._end_attempt(playbook, key.run_id, number, "undelivered", [failed, rejected], ending=ended):
             service.after_ending(playbook, key, UNDELIVERED_ERROR, detail)
         return "undelivered"
 
     # --- helpers -------------------------------------------------------------------------------------
+
+    def _end_attempt(
+        self,
+        playbook: PlaybookRef,
+        run_id: str,
+        number: int,
+        standing: str,
+        ended: list[Event],
+        *,
+        sent: dict[str, str] | None = None,
+        conversation: str | None = None,
+        ending: Run | None = None,
+    ) -> bool:
+        """The store's ``end_attempt``, tried again while another transaction holds the same items (the
+        playbook's counter is shared by all its requests): an end given up on would leave the attempt
+        to the lost check, and the message would be sent twice."""
+        store = self._service.store
+        for tried in range(END_WRITES - 1):
+            try:
+                return store.end_attempt(
+                    playbook,
+                    run_id,
+                    number,
+                    standing,
+                    ended,
+                    sent=sent,
+                    conversation=conversation,
+                    ending=ending,
+                )
+            except StoreContention:
+                time.sleep(random.uniform(0, 0.01 * 2**tried))  # jitter, not a secret
+        return store.end_attempt(
+            playbook, run_id, number, standing, ended, sent=sent, conversation=conversation, ending=ending
+        )
 
     def _configured(self, playbook: PlaybookRef, name: str) -> ToolServer | None:
         from parley.tools.client import ToolNotOffered
@@ -468,7 +537,25 @@ def _playbook(key: RunKey) -> PlaybookRef:
 
 
 def _event(event_type: str, moment: datetime, run_id: str, data: dict[str, Any]) -> Event:
-    return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
+    attempt = data.get("attempt") if event_type in _ATTEMPT_EVENTS else None
+    if not isinstance(attempt, int):
+        return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
+    return Event(
+        _attempt_event_id(event_type, moment, attempt), event_type, format_time(moment), run_id, data
+    )
+
+
+_ATTEMPT_EVENTS: Final = (events.DELIVERY_STARTED, events.DELIVERY_SUCCEEDED, events.DELIVERY_FAILED)
+
+
+def _attempt_event_id(event_type: str, moment: datetime, attempt: int) -> str:
+    """An event id (``parley.runs.events``: milliseconds, the step within the run, randomness) whose step
+    follows the attempt: ``delivery_started`` of attempt ``n`` is step ``18 + 2n``, its end ``19 + 2n``
+    (20 to 29, after ``interaction_requested``, before ``request_answered``). The end of an attempt
+    counted ``lost`` and the start of the next happen in the same millisecond under a manual clock; the
+    types' own steps (started 20, ended 30) would list the start first."""
+    step = 18 + 2 * attempt + (0 if event_type == events.DELIVERY_STARTED else 1)
+    return f"{events.event_id_floor(moment)}{step:02d}{secrets.token_hex(8)}"
 
 
 def _clipped(text: str) -> str:

@@ -8,7 +8,8 @@
   "Cause"}}`` → ``settle_run``: the run's ending, from what the store says.
 - ``timer`` (the scheduler's target): ``{"work": "expire", "run"}`` → ``expire_request``;
   ``{"work": "deliver" | "lost", "run", "attempt": n}`` → a delivery's attempt, or the check that
-  counts a cut-off attempt as ``lost`` (``parley.runs.delivery``).
+  counts a cut-off attempt as ``lost`` (``parley.runs.delivery``); ``{"work": "read", "conversation",
+  "read": n}`` → a read of a conversation (``parley.replies.conversations``).
 
 ``build_*_handler(runtime)`` wraps any runtime (the local runtime dispatches moto's Lambda invocations
 to them); ``handle_*`` are the Lambda entries, building the runtime from the environment on their first
@@ -61,6 +62,18 @@ def build_timer_handler(runtime: Runtime) -> FunctionHandler:
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         work = event.get("work")
+        if work == "read":
+            from parley.replies.conversations import ConversationRef
+
+            ref = ConversationRef.from_json(event["conversation"])
+            number = event.get("read")
+            if not isinstance(number, int) or isinstance(number, bool):
+                raise ValueError("the timer's read work names its read as a number")
+            return {
+                "conversation": ref.as_json(),
+                "work": work,
+                "outcome": service.conversations.read(ref, number),
+            }
         run = RunKey.from_json(event["run"])
         if work == "expire":
             outcome = service.expire_request(run)

@@ -36,6 +36,7 @@ DELIVERY_STARTED: Final = "delivery_started"
 DELIVERY_SUCCEEDED: Final = "delivery_succeeded"
 DELIVERY_FAILED: Final = "delivery_failed"
 DELIVERY_REFUSED: Final = "delivery_refused"
+REPLY_REFUSED: Final = "reply_refused"
 
 #: Each type's step within a run: the second part of the id (see the module's docstring), so that
 #: events of one moment (the manual clock stands still) list in the order they happen.
@@ -49,6 +50,7 @@ _STEPS: Final = {
     DELIVERY_SUCCEEDED: 30,
     DELIVERY_FAILED: 30,
     REQUEST_ANSWERED: 50,
+    REPLY_REFUSED: 40,
     RUN_SUCCEEDED: 90,
     RUN_REJECTED: 90,
 }

@@ -164,6 +164,9 @@ class Delivery:
     arguments: Any
     arguments_size: int
     sent_pointers: dict[str, str] | None = None
+    #: The function's ``replies`` block and ``reply`` rule as written (``None``: it reads no replies).
+    replies: dict[str, Any] | None = None
+    reply: Any = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +175,8 @@ class Delivery:
             "arguments": self.arguments,
             "arguments_size": self.arguments_size,
             "sent_pointers": self.sent_pointers,
+            "replies": self.replies,
+            "reply": self.reply,
         }
 
     @classmethod
@@ -182,6 +187,8 @@ class Delivery:
             arguments=data["arguments"],
             arguments_size=int(data["arguments_size"]),
             sent_pointers=data.get("sent_pointers"),
+            replies=data.get("replies"),
+            reply=data.get("reply"),
         )
 
 
@@ -215,6 +222,11 @@ class Request:
     standing: Standing = "in_inbox"
     attempt_started_at: str | None = None
     sent: dict[str, str] | None = None
+    #: For a request whose replies are read: the conversation's key, and its refused replies and
+    #: tellings so far.
+    conversation: str | None = None
+    reply_refusals: int = 0
+    tellings: int = 0
 
     def as_listed(self) -> dict[str, Any]:
         """The request as ``list_interactions`` shows it (``http-api.md``, "Runs").
@@ -238,9 +250,9 @@ class Request:
             "attempts": self.attempts,
             "standing": self.standing,
             "answer_schema": self.answer_schema,
-            "conversation": None,
-            "answerer": None,
-            "reply_refusals": 0,
+            "conversation": self.conversation,
+            "answerer": self.answerer if self.conversation is not None else None,
+            "reply_refusals": self.reply_refusals,
         }
 
 

@@ -62,6 +62,9 @@ class DeliverBlock:
     sent: dict[str, str] | None
     first_line: int
     tools: tuple[str, ...]
+    #: ``replies`` and ``reply`` as written (``replies`` is ``None`` for a function that reads none).
+    replies: dict[str, Any] | None = None
+    reply: Any = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,8 @@ def _deliver_block(front_matter: dict[str, Any], first_line: int) -> DeliverBloc
         else None,
         first_line=first_line,
         tools=tuple(dict.fromkeys(tools)),
+        replies=replies if isinstance(replies, dict) else None,
+        reply=front_matter.get("reply"),
     )
 
 

@@ -58,6 +58,7 @@ from parley.runs.ports import CANCELLED_ERROR, EXPIRED_ERROR, RunKey, Scheduler,
 from parley.runs.store import DynamoRunStore, RequestsFull, RunTaken
 
 if TYPE_CHECKING:
+    from parley.replies.conversations import Conversations
     from parley.runs.delivery import Deliveries
     from parley.runs.prepare import PreparedFunction
     from parley.runtime import Runtime
@@ -105,6 +106,13 @@ class RunService:
         from parley.runs.delivery import Deliveries
 
         return Deliveries(self)
+
+    @functools.cached_property
+    def conversations(self) -> Conversations:
+        """The reading of conversations (``parley.replies.conversations``)."""
+        from parley.replies.conversations import Conversations
+
+        return Conversations(self)
 
     @property
     def header_secrets(self) -> HeaderSecrets:
@@ -463,6 +471,37 @@ class RunService:
             self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
             return fact
         raise Problem("unavailable", "The request kept changing while it was answered; try again.")
+
+    def answer_by_reply(
+        self, playbook: PlaybookRef, run_id: str, answer: Any, reply: Mapping[str, str]
+    ) -> AnswerFact | None:
+        """Record an answer read from a reply ("Answering by reply"): ``request_answered`` with
+        ``reply`` (the message's identity), answered by ``playbook:<id>``; the run takes it at once.
+        ``None`` when the request no longer takes an answer (answered, expired or cancelled first)."""
+        for attempt in range(WRITE_ATTEMPTS):
+            request = self.store.get_request(playbook, run_id)
+            now = self._runtime.clock.now()
+            if request is None or request.state != "open" or now >= parse_time(request.expires_at):
+                return None
+            at = format_time(now)
+            answered_by = f"playbook:{playbook.playbook}"
+            answer_id = new_event_id(events.REQUEST_ANSWERED, now)
+            fact = AnswerFact(run_id, answer_id, answer, None, answered_by, at)
+            data = {"answer": answer, "claimed_for": None, "answered_by": answered_by, "reply": dict(reply)}
+            event = Event(answer_id, events.REQUEST_ANSWERED, at, run_id, data)
+            try:
+                self.store.answer_request(playbook, fact, event)
+            except StoreConflict:
+                return None  # another answer, the expiry or a cancel came first
+            except StoreContention:
+                _back_off(attempt)
+                continue
+            current = self.store.get_request(playbook, run_id)
+            if current is not None:
+                self._wake(current)
+            self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
+            return fact
+        return None
 
     def _request_of(self, playbook: PlaybookRef, run_id: str) -> Request:
         """The run's request: ``404`` for no run, ``409`` for a run that asks nothing."""

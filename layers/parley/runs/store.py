@@ -113,6 +113,8 @@ class DynamoRunStore:
     """Runs, requests and events on the one table, through an injected low-level boto3 client."""
 
     def __init__(self, client: DynamoDBClient, table_name: str, content: ContentStore | None = None) -> None:
+        self.client = client
+        self.table_name = table_name
         self._client = client
         self._table = table_name
         self._codec = ItemCodec()
@@ -434,6 +436,7 @@ class DynamoRunStore:
         events: list[Event],
         *,
         sent: Mapping[str, str] | None = None,
+        conversation: str | None = None,
         ending: Run | None = None,
     ) -> bool:
         """End attempt ``number`` (still ``delivering`` on an open request) as ``standing`` with its
@@ -453,6 +456,10 @@ class DynamoRunStore:
             update += ", #sent = :sent"
             names["#sent"] = "sent"
             values[":sent"] = {"S": _json(dict(sent))}
+        if conversation is not None:
+            update += ", #conversation = :conversation"
+            names["#conversation"] = "conversation"
+            values[":conversation"] = {"S": conversation}
         items: list[TransactWriteItemTypeDef] = []
         if ending is not None:
             assert ending.finished_at is not None
@@ -804,6 +811,9 @@ def _request_from(data: Mapping[str, Any]) -> Request:
         standing=data.get("standing", "in_inbox"),
         attempt_started_at=data.get("attempt_started_at"),
         sent=json.loads(data["sent"]) if data.get("sent") else None,
+        conversation=data.get("conversation"),
+        reply_refusals=int(data.get("reply_refusals", 0)),
+        tellings=int(data.get("tellings", 0)),
     )
 
 

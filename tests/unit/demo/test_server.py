@@ -39,7 +39,12 @@ def test_the_tools_and_their_read_only_flags() -> None:
 
     assert set(tools) == TOOLS
     read_only = {name: tool.annotations.read_only_hint for name, tool in tools.items() if tool.annotations}
-    assert read_only == {"post_message": False, "thread_replies": True, "list_channels": True}
+    assert read_only == {
+        "post_message": False,
+        "thread_replies": True,
+        "channel_messages": True,
+        "list_channels": True,
+    }
     assert set(tools["post_message"].input_schema["properties"]) == {"channel", "text", "thread_ts"}
     assert tools["post_message"].input_schema["required"] == ["channel", "text"]
     replies_schema = tools["thread_replies"].input_schema
@@ -220,5 +225,8 @@ def test_failure_switch_refusals_and_clear(http: httpx.Client) -> None:
     cleared = http.delete("/api/failures")
 
     assert refused.status_code == 400
-    assert "tool is one of list_channels, post_message, thread_replies" in refused.json()["error"]
+    assert (
+        "tool is one of channel_messages, list_channels, post_message, thread_replies"
+        in refused.json()["error"]
+    )
     assert cleared.json() == {"failures": []}

@@ -19,16 +19,16 @@ def seconds(value: timedelta) -> float:
 
 
 def test_the_cadence_table_read_by_read() -> None:
-    expected = [5, 10, 20, 40] + [60] * 14 + [300] * 5
+    expected = [5, 5, 10, 20] + [60] * 14 + [300] * 5
     assert [seconds(delay_before_read(n, FLOOR)) for n in range(1, 24)] == expected
 
 
-def test_reads_come_5_15_35_and_75_seconds_after_the_join_then_each_minute_then_every_5_minutes() -> None:
+def test_reads_come_5_10_20_and_40_seconds_after_the_join_then_each_minute_then_every_5_minutes() -> None:
     times = [seconds(time_of_read(n, FLOOR)) for n in range(1, 21)]
-    assert times[:4] == [5, 15, 35, 75]
-    assert times[4] == 135
-    assert times[17] == 915  # the 18th read
-    assert times[18:] == [1215, 1515]
+    assert times[:4] == [5, 10, 20, 40]
+    assert times[4] == 100
+    assert times[17] == 880  # the 18th read
+    assert times[18:] == [1180, 1480]
 
 
 def test_wait_is_a_floor_for_every_delay() -> None:
@@ -60,17 +60,17 @@ def test_retry_after_is_waited_for_up_to_an_hour_and_never_shortens_the_cadence(
 def test_reads_within_counts_a_read_at_the_very_end() -> None:
     assert reads_within(timedelta(seconds=4), FLOOR) == 0
     assert reads_within(timedelta(seconds=5), FLOOR) == 1
-    assert reads_within(timedelta(seconds=75), FLOOR) == 4
-    assert reads_within(timedelta(seconds=915), FLOOR) == 18
-    assert reads_within(timedelta(seconds=1214), FLOOR) == 18
-    assert reads_within(timedelta(seconds=1215), FLOOR) == 19
+    assert reads_within(timedelta(seconds=40), FLOOR) == 4
+    assert reads_within(timedelta(seconds=880), FLOOR) == 18
+    assert reads_within(timedelta(seconds=1179), FLOOR) == 18
+    assert reads_within(timedelta(seconds=1180), FLOOR) == 19
     assert reads_within(timedelta(-1), FLOOR) == 0
 
 
 def test_reads_in_the_first_hour_and_in_two_days() -> None:
-    # 18 reads by 915 s, then one each 5 minutes: (3600 - 915) // 300 = 8 more
-    assert reads_within(timedelta(hours=1), FLOOR) == 26
-    assert reads_within(timedelta(days=2), FLOOR) == 18 + (172_800 - 915) // 300
+    # 18 reads by 880 s, then one each 5 minutes: (3600 - 880) // 300 = 9 more
+    assert reads_within(timedelta(hours=1), FLOOR) == 27
+    assert reads_within(timedelta(days=2), FLOOR) == 18 + (172_800 - 880) // 300
     assert reads_within(timedelta(hours=1), timedelta(hours=1)) == 1
 
 
