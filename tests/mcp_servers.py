@@ -13,9 +13,14 @@ over real HTTP. Its tools, and how to make it fail on command:
 - ``slow(seconds)`` → answers after sleeping (read-only);
 - ``whoami()`` → echoes the ``Authorization`` header it received, in text and structured content
   (read-only), to test that results are scrubbed;
-- ``server.answer_status(tool, status, headers)``: calls of that tool answer the HTTP status instead
-  (``429`` with ``Retry-After``, ``500``…); ``server.require_headers({...})``: any request without
-  those header values answers ``401``;
+- ``post_echo(channel, text?, ts?, extra?)`` → structured ``{channel, ts}`` with ``ts`` exactly as it
+  was sent (left out when not sent), so a test chooses what ``deliver.sent`` reads (writes);
+- ``server.answer_status(tool, status, headers, times=None)``: calls of that tool answer the HTTP status
+  instead (``429`` with ``Retry-After``, ``500``…), the next ``times`` calls only when given;
+  ``server.require_headers({...})``: any request without those header values answers ``401``;
+- ``server.fail_next(tool, times)``: the next ``times`` calls of ``post_message`` or ``post_echo``
+  answer a tool error (``isError``), then the tool works again;
+- ``server.hide_tool(tool)``: the server stops listing the tool (``reset`` lists it again);
 - ``server.received``: the headers of every HTTP request, lowercased names; ``server.calls``: each
   ``tools/call`` that reached the server, as ``(tool, arguments)``.
 
@@ -80,7 +85,9 @@ class LocalToolServer:
         self.port = port
         self.received: list[dict[str, str]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
-        self._statuses: dict[str, tuple[int, dict[str, str]]] = {}
+        self._statuses: dict[str, tuple[int, dict[str, str], int | None]] = {}
+        self._failing: dict[str, int] = {}
+        self._hidden: set[str] = set()
         self._required: dict[str, str] = {}
         self._last_headers: dict[str, str] = {}
         self._posted = 0
@@ -95,8 +102,16 @@ class LocalToolServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def answer_status(self, tool: str, status: int, headers: dict[str, str] | None = None) -> None:
-        self._statuses[tool] = (status, headers or {})
+    def answer_status(
+        self, tool: str, status: int, headers: dict[str, str] | None = None, times: int | None = None
+    ) -> None:
+        self._statuses[tool] = (status, headers or {}, times)
+
+    def fail_next(self, tool: str, times: int) -> None:
+        self._failing[tool] = times
+
+    def hide_tool(self, tool: str) -> None:
+        self._hidden.add(tool)
 
     def require_headers(self, headers: dict[str, str]) -> None:
         self._required = {name.lower(): value for name, value in headers.items()}
@@ -105,6 +120,8 @@ class LocalToolServer:
         self.received.clear()
         self.calls.clear()
         self._statuses.clear()
+        self._failing.clear()
+        self._hidden.clear()
         self._required.clear()
 
     # --- the ASGI app: records headers, answers statuses on command, then hands over to mcp ----------
@@ -126,7 +143,12 @@ class LocalToolServer:
             return
         tool = _called_tool(body)
         if tool is not None and tool in self._statuses:
-            status, extra = self._statuses[tool]
+            status, extra, times = self._statuses[tool]
+            if times is not None:
+                if times <= 1:
+                    del self._statuses[tool]
+                else:
+                    self._statuses[tool] = (status, extra, times - 1)
             await _answer(send, status, extra, b"")
             return
         self._last_headers = headers
@@ -143,14 +165,33 @@ class LocalToolServer:
 
     # --- the tools ---------------------------------------------------------------------------------
 
+    def _fail_if_asked(self, tool: str) -> None:
+        left = self._failing.get(tool, 0)
+        if left > 0:
+            self._failing[tool] = left - 1
+            raise ToolError(f"{tool} failed on command ({left - 1} more to come)")
+
     def _build(self) -> MCPServer:
-        server: MCPServer = MCPServer("parley-test-tools")
+        hidden = self._hidden
+
+        class _Server(MCPServer):
+            async def list_tools(self) -> list[Any]:
+                return [tool for tool in await super().list_tools() if tool.name not in hidden]
+
+        server: MCPServer = _Server("parley-test-tools")
 
         @server.tool(description="Post a message to a channel, or into a thread.", annotations=WRITES)
         def post_message(channel: str, text: str, thread_ts: str | None = None) -> Posted:
             self.calls.append(("post_message", {"channel": channel, "text": text, "thread_ts": thread_ts}))
+            self._fail_if_asked("post_message")
             self._posted += 1
             return Posted(channel=channel, ts=f"1700000000.{self._posted:06d}")
+
+        @server.tool(description="Post a message; answer the ts it was given.", annotations=WRITES)
+        def post_echo(channel: str, text: str = "", ts: Any = None, extra: Any = None) -> dict[str, Any]:
+            self.calls.append(("post_echo", {"channel": channel, "text": text, "ts": ts, "extra": extra}))
+            self._fail_if_asked("post_echo")
+            return {"channel": channel} if ts is None else {"channel": channel, "ts": ts}
 
         @server.tool(description="List the replies of a thread since a point.", annotations=READ_ONLY)
         def thread_replies(channel: str, ts: str, oldest: str = "0", limit: int = 15) -> Replies:

@@ -128,6 +128,7 @@ def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
         SCHEDULE_GROUP_VARIABLE,
         SCHEDULER_ROLE_ARN_VARIABLE,
         TIMER_FUNCTION_ARN_VARIABLE,
+        TIMER_QUEUE_URL_VARIABLE,
     )
     from parley.scheduling.eventbridge import EventBridgeScheduler
 
@@ -143,6 +144,8 @@ def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
         role,
         functions=_lazy_client("lambda"),
         dead_letter_arn=environ.get(SCHEDULE_DEAD_LETTER_ARN_VARIABLE) or None,
+        queue=_lazy_client("sqs"),
+        queue_url=environ.get(TIMER_QUEUE_URL_VARIABLE) or None,
     )
 
 

@@ -26,6 +26,9 @@ SCHEDULE_GROUP_VARIABLE: Final = "PARLEY_SCHEDULE_GROUP"
 SCHEDULER_ROLE_ARN_VARIABLE: Final = "PARLEY_SCHEDULER_ROLE_ARN"
 #: The target of every schedule: the timer function.
 TIMER_FUNCTION_ARN_VARIABLE: Final = "PARLEY_TIMER_FUNCTION_ARN"
+#: The timer queue: work due within 15 minutes, as SQS messages with per-message timers, which the timer
+#: function consumes (an event source mapping).
+TIMER_QUEUE_URL_VARIABLE: Final = "PARLEY_TIMER_QUEUE_URL"
 #: The queue a schedule's event goes to once EventBridge Scheduler gives up on its target.
 SCHEDULE_DEAD_LETTER_ARN_VARIABLE: Final = "PARLEY_SCHEDULE_DEAD_LETTER_ARN"
 #: The bucket that keeps content too large for a table item (outputs, tool results; up to 1 MiB each).

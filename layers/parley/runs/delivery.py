@@ -390,12 +390,17 @@ class Deliveries:
             data["duration_ms"] = failure.duration_ms
         failed = _event(events.DELIVERY_FAILED, at, key.run_id, data)
         if number < ATTEMPTS:
-            if self._end_attempt(playbook, key.run_id, number, "retrying", [failed]):
-                due = max(started + BACKOFF[number], at)
-                if failure.retry_after_seconds is not None:
-                    asked = timedelta(seconds=max(0.0, failure.retry_after_seconds))
-                    due = max(due, at + min(asked, RETRY_AFTER_MAX))
-                service.ports()[1].schedule(attempt_name(key, number + 1), due, attempt_work(key, number + 1))
+            due = max(started + BACKOFF[number], at)
+            if failure.retry_after_seconds is not None:
+                asked = timedelta(seconds=max(0.0, failure.retry_after_seconds))
+                due = max(due, at + min(asked, RETRY_AFTER_MAX))
+            # The next attempt is scheduled before the failure is written: a crash between the two then
+            # leaves a schedule that finds nothing to do (its claim needs this attempt ended), never a
+            # request `retrying` with nothing to try it again.
+            scheduler = service.ports()[1]
+            scheduler.schedule(attempt_name(key, number + 1), due, attempt_work(key, number + 1))
+            if not self._end_attempt(playbook, key.run_id, number, "retrying", [failed]):
+                scheduler.cancel(attempt_name(key, number + 1))
             return "failed"
         if request.takes_answer:
             self._end_attempt(playbook, key.run_id, number, "undelivered", [failed])

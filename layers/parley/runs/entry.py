@@ -6,7 +6,9 @@
   has already ended.
 - ``settle`` (after the wait): ``{"run", "answered": {...}}`` or ``{"run", "error": {"Error",
   "Cause"}}`` → ``settle_run``: the run's ending, from what the store says.
-- ``timer`` (the scheduler's target): ``{"work": "expire", "run"}`` → ``expire_request``;
+- ``timer`` (the scheduler's target, invoked with one piece of work, or by the timer queue with a
+  batch of SQS records whose bodies are work; failed records are reported for SQS to deliver again):
+  ``{"work": "expire", "run"}`` → ``expire_request``;
   ``{"work": "deliver" | "lost", "run", "attempt": n}`` → a delivery's attempt, or the check that
   counts a cut-off attempt as ``lost`` (``parley.runs.delivery``); ``{"work": "read", "conversation",
   "read": n}`` → a read of a conversation (``parley.replies.conversations``).
@@ -20,6 +22,8 @@ least once. A failure raises, so the caller's retry policy tries again.
 from __future__ import annotations
 
 import functools
+import json
+import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +34,7 @@ if TYPE_CHECKING:
     from parley.runtime import Runtime
 
 FunctionHandler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
+LOG = logging.getLogger("parley.timer")
 
 
 def build_wait_handler(runtime: Runtime) -> FunctionHandler:
@@ -61,6 +66,19 @@ def build_timer_handler(runtime: Runtime) -> FunctionHandler:
     service = _service(runtime)
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        records = event.get("Records")
+        if isinstance(records, list):  # the timer queue's batch (SQS): report the messages that failed
+            failures = []
+            for record in records:
+                try:
+                    handle_work(json.loads(record["body"]))
+                except Exception:
+                    LOG.exception("timed work from the queue failed")
+                    failures.append({"itemIdentifier": record.get("messageId", "")})
+            return {"batchItemFailures": failures}
+        return handle_work(event)
+
+    def handle_work(event: Mapping[str, Any]) -> dict[str, Any]:
         work = event.get("work")
         if work == "read":
             from parley.replies.conversations import ConversationRef

@@ -482,7 +482,10 @@ class DynamoRunStore:
         except StoreConflict as conflict:
             if not conflict.failed(0):
                 raise
-            self.record_events(playbook, events)
+            # The attempt's own end is still history; the run's ending is not (the run ended otherwise).
+            own = [event for event in events if event.type not in ("run_succeeded", "run_rejected")]
+            if own:
+                self.record_events(playbook, own)
             return False
         return True
 

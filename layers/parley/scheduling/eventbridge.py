@@ -9,6 +9,12 @@
 - Work due now (a delivery's first attempt, "at once") is not scheduled: a schedule fires with 60-second
   precision, so the adapter invokes the timer function directly and asynchronously (``InvocationType
   Event``; Lambda retries it twice and then sends it to the function's on-failure destination).
+- Work due within 15 minutes (a delivery's next attempt, the check for a lost one, a conversation's next
+  read) goes to the timer queue instead, as an SQS message with a per-message timer (``DelaySeconds``,
+  at most 900): SQS makes it visible to the timer function's event source within about a second of its
+  time, so the reads at 5, 10, 20 and 40 seconds keep their cadence, which EventBridge Scheduler's
+  minute could not. Such work cannot be cancelled; its handler finds nothing to do, as for a schedule
+  fired twice.
 - Names: EventBridge allows 1 to 64 of ``[0-9a-zA-Z-_.]``; :func:`schedule_name` makes any name fit,
   the same way every time, so ``cancel`` finds what ``schedule`` made.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Set
 from contextlib import AbstractContextManager
@@ -66,6 +73,16 @@ def at_expression(moment: datetime) -> str:
 
 #: Work due within this much of now goes to the timer at once instead of through a schedule.
 AT_ONCE: Final = timedelta(seconds=1)
+#: SQS's longest per-message timer: work due sooner goes through the timer queue when there is one.
+QUEUE_DELAY_MAX: Final = timedelta(seconds=900)
+QUEUE_UNAVAILABLE_CODES: Final = frozenset(
+    {
+        "AWS.SimpleQueueService.ServiceUnavailable",
+        "ServiceUnavailable",
+        "ThrottlingException",
+        "RequestThrottled",
+    }
+)
 LAMBDA_UNAVAILABLE_CODES: Final = frozenset(
     {"TooManyRequestsException", "ServiceException", "EC2ThrottledException", "ResourceNotReadyException"}
 )
@@ -86,6 +103,8 @@ class EventBridgeScheduler:
         *,
         functions: LambdaClient | None = None,
         dead_letter_arn: str | None = None,
+        queue: Any = None,
+        queue_url: str | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._client = client
@@ -94,11 +113,17 @@ class EventBridgeScheduler:
         self.role_arn = role_arn
         self._functions = functions
         self.dead_letter_arn = dead_letter_arn
+        self._queue = queue
+        self.queue_url = queue_url
         self._now = now
 
     def schedule(self, name: str, at: datetime, work: Mapping[str, Any]) -> None:
-        if self._functions is not None and at <= self._now() + AT_ONCE:
+        now = self._now()
+        if self._functions is not None and at <= now + AT_ONCE:
             self._invoke_now(work)
+            return
+        if self._queue is not None and self.queue_url and at <= now + QUEUE_DELAY_MAX:
+            self._enqueue(work, at - now)
             return
         target: dict[str, Any] = {
             "Arn": self.target_arn,
@@ -121,6 +146,17 @@ class EventBridgeScheduler:
                 ActionAfterCompletion="DELETE",
                 State="ENABLED",
                 Target=target,  # type: ignore[arg-type]
+            )
+
+    def _enqueue(self, work: Mapping[str, Any], delay: timedelta) -> None:
+        seconds = min(int(QUEUE_DELAY_MAX.total_seconds()), max(0, math.ceil(delay.total_seconds())))
+        with translated(
+            "The timer queue", "queue the timed work", ignore=frozenset(), unavailable=QUEUE_UNAVAILABLE_CODES
+        ):
+            self._queue.send_message(
+                QueueUrl=self.queue_url,
+                MessageBody=json.dumps(dict(work), separators=(",", ":")),
+                DelaySeconds=seconds,
             )
 
     def _invoke_now(self, work: Mapping[str, Any]) -> None:

@@ -235,3 +235,49 @@ def test_a_schedule_names_its_dead_letter_queue() -> None:
         )
         target = client.get_schedule(Name="expire-r-1", GroupName=GROUP)["Target"]
         assert target["DeadLetterConfig"] == {"Arn": queue}
+
+
+def test_work_due_within_15_minutes_goes_to_the_timer_queue_with_its_delay() -> None:
+    from moto import mock_aws
+
+    with mock_aws():
+        client = _client()
+        client.create_schedule_group(Name=GROUP)
+        sqs = boto3.client(
+            "sqs", region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing"
+        )
+        url = sqs.create_queue(QueueName="parley-test-timer")["QueueUrl"]
+        scheduler = EventBridgeScheduler(
+            client,
+            GROUP,
+            TARGET,
+            ROLE,
+            functions=_Functions(),
+            queue=sqs,
+            queue_url=url,
+            now=lambda: AT,  # type: ignore[arg-type]
+        )
+
+        scheduler.schedule("read-c-1", AT + timedelta(seconds=5), WORK)
+        scheduler.schedule("deliver-r-1-5", AT + timedelta(minutes=15), WORK)
+        scheduler.schedule("expire-r-1", AT + timedelta(minutes=16), WORK)
+
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        assert attributes["ApproximateNumberOfMessagesDelayed"] == "2"
+        names = [s["Name"] for s in client.list_schedules(GroupName=GROUP)["Schedules"]]
+        assert names == ["expire-r-1"]
+
+
+def test_the_timer_takes_a_batch_from_the_queue_and_reports_the_records_that_failed() -> None:
+    from parley.runs.entry import build_timer_handler
+
+    handler = build_timer_handler(None)  # type: ignore[arg-type]
+    batch = {
+        "Records": [
+            {"messageId": "m-1", "body": json.dumps({"work": "unknown", "run": WORK["run"]})},
+            {"messageId": "m-2", "body": "not json"},
+        ]
+    }
+    assert handler(batch, None) == {
+        "batchItemFailures": [{"itemIdentifier": "m-1"}, {"itemIdentifier": "m-2"}]
+    }
