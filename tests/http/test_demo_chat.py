@@ -120,7 +120,7 @@ def test_the_tools_listed_over_mcp_with_read_only_from_their_hints(demo: DemoCha
     tools = {tool.name: tool for tool in asyncio.run(run()).tools}
 
     assert {name: tool.annotations.read_only_hint for name, tool in tools.items() if tool.annotations} == {
-        "post_message": False, "thread_replies": True, "list_channels": True
+        "post_message": False, "thread_replies": True, "channel_messages": True, "list_channels": True
     }  # fmt: skip
     assert tools["post_message"].output_schema is not None
     assert set(tools["post_message"].output_schema["properties"]) == {"channel", "ts"}
