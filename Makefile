@@ -10,7 +10,7 @@ CONFIG ?= examples/operator.yaml
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-local serve demo-chat test lint format typecheck unit synth deploy bench clean
+.PHONY: help install install-local serve demo-chat test lint format typecheck unit synth deploy destroy bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
@@ -54,12 +54,16 @@ unit: install ## Only the tests, in parallel
 
 test: install lint typecheck unit ## Install and run every check: ruff, mypy, all tests
 
+CDK_ARGS ?=
 STAGE ?= dev
 synth: install ## Synthesize the CDK app offline, without Docker, into cdk/cdk.out (STAGE=dev|prod)
-	cd cdk && ../$(BIN)/python app.py -c stage=$(STAGE)
+	cd cdk && ../$(BIN)/python app.py -c stage=$(STAGE) $(CDK_ARGS)
 
 deploy: install ## Deploy a stage with the CDK CLI (needs AWS credentials; STAGE=dev|prod)
-	cd cdk && PATH="$(CURDIR)/$(BIN):$$PATH" npx --yes aws-cdk@2 deploy --no-notices -c stage=$(STAGE)
+	cd cdk && PATH="$(CURDIR)/$(BIN):$$PATH" npx --yes aws-cdk@2 deploy --no-notices -c stage=$(STAGE) $(CDK_ARGS)
+
+destroy: install ## Delete a stage's stack (STAGE=dev|prod; prod keeps its table and bucket)
+	cd cdk && PATH="$(CURDIR)/$(BIN):$$PATH" npx --yes aws-cdk@2 destroy --no-notices -c stage=$(STAGE) $(CDK_ARGS)
 
 bench: install ## Print the benchmark figures
 	$(BIN)/python -m benchmarks

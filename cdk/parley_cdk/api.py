@@ -1,8 +1,11 @@
 """The REST API: every route under ``/v1`` goes to the ``api`` function (http-api.md, "Base and auth").
 
-The function does the routing, validation and problem documents; API Gateway only proxies. The few
-answers API Gateway gives by itself (no route, body over its own limit, integration failure) are shaped as
-the same RFC 9457 problems (http-api.md, "Problems") so that a client sees one error format.
+Every method first passes the JWT authorizer (the ``authorizer`` function, ``parley.authorizer``), a
+``TOKEN`` authorizer on the ``Authorization`` header whose answers API Gateway keeps for
+:data:`AUTHORIZER_CACHE_SECONDS` per token. The function then does the routing, grants, validation and
+problem documents; API Gateway only proxies. The answers API Gateway gives by itself (no or a refused
+token, no route, body over its own limit, integration failure) are shaped as the same RFC 9457 problems
+(http-api.md, "Problems") so that a client sees one error format.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -25,6 +28,17 @@ BASE_PATH: Final = "v1"
 
 PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 
+#: How long the API waits for the api function. A run of a function with ``call`` may take 70 seconds
+#: (interaction-format.md, "Bounds"), beyond API Gateway's default of 29: the account's quota "Maximum
+#: integration timeout in milliseconds" must allow it (docs/deploy.md), or the deployment is refused.
+INTEGRATION_TIMEOUT_SECONDS: Final = 80
+#: How long API Gateway keeps an authorizer's answer for one token (grants are the function's, read
+#: each minute, so this only delays noticing a token that expired: by at most this long).
+AUTHORIZER_CACHE_SECONDS: Final = 300
+#: A compact JWS after ``Bearer`` (any case): other headers are refused (401) without calling the
+#: authorizer. Three base64url parts with a signature: ``alg: none`` tokens never get through.
+BEARER_JWT_PATTERN: Final = r"^[Bb][Ee][Aa][Rr][Ee][Rr] +[-_A-Za-z0-9]+\.[-_A-Za-z0-9]+\.[-_A-Za-z0-9]+$"
+
 
 def problem_template(problem: Problem) -> str:
     """A gateway-response body template for ``problem`` (VTL: ``$context`` variables are filled in)."""
@@ -33,7 +47,17 @@ def problem_template(problem: Problem) -> str:
 
 def gateway_problems() -> list[tuple[str, apigw.ResponseType, Problem]]:
     """API Gateway's own answers, as problems: (construct id, response type, problem)."""
+    unauthenticated = Problem(
+        "unauthenticated",
+        "Send the header Authorization: Bearer <token> with a valid token of the API's issuer.",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
     return [
+        # No Authorization header, or one that is not a bearer JWT: API Gateway refuses it itself.
+        ("Unauthenticated", apigw.ResponseType.UNAUTHORIZED, unauthenticated),
+        # A token the authorizer refused: it answers with a Deny policy (parley.authorizer), which is
+        # a 401 too, never a 403 that would tell the caller it was recognized.
+        ("Denied", apigw.ResponseType.ACCESS_DENIED, unauthenticated),
         # An unknown path answers "Missing Authentication Token" (403) unless told otherwise.
         (
             "NoRoute",
@@ -57,12 +81,28 @@ def gateway_problems() -> list[tuple[str, apigw.ResponseType, Problem]]:
 
 
 class HttpApi(Construct):
-    """REST API with a Lambda proxy integration at ``/v1/{proxy+}``, traced and access-logged."""
+    """REST API with a Lambda proxy integration at ``/v1/{proxy+}`` behind the JWT authorizer, traced and
+    access-logged."""
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: StageSettings, handler: lambda_.IFunction
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: StageSettings,
+        handler: lambda_.IFunction,
+        authorizer: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.authorizer = apigw.TokenAuthorizer(
+            self,
+            "Authorizer",
+            authorizer_name=settings.resource_name("jwt"),
+            handler=authorizer,
+            identity_source=apigw.IdentitySource.header("Authorization"),
+            validation_regex=BEARER_JWT_PATTERN,
+            results_cache_ttl=Duration.seconds(AUTHORIZER_CACHE_SECONDS),
+        )
         access_logs = logs.LogGroup(
             self,
             "AccessLogs",
@@ -74,7 +114,12 @@ class HttpApi(Construct):
             "RestApi",
             rest_api_name=f"parley-{settings.name}",
             description="Parley HTTP API (spec http-api.md)",
+            # Regional: only a regional (or private) API may wait longer than 29 seconds for its integration.
             endpoint_types=[apigw.EndpointType.REGIONAL],
+            # Every method, now and later, passes the authorizer first.
+            default_method_options=apigw.MethodOptions(
+                authorizer=self.authorizer, authorization_type=apigw.AuthorizationType.CUSTOM
+            ),
             # Stage logging needs the account's API Gateway CloudWatch role. It is one setting per account
             # and region, shared by every stage, so it is kept when a stack is deleted.
             cloud_watch_role=True,
@@ -100,26 +145,32 @@ class HttpApi(Construct):
                 ),
             ),
         )
-        integration = apigw.LambdaIntegration(handler, proxy=True)
+        integration = apigw.LambdaIntegration(
+            handler, proxy=True, timeout=Duration.seconds(INTEGRATION_TIMEOUT_SECONDS)
+        )
         self.rest_api.root.add_resource(BASE_PATH).add_proxy(default_integration=integration, any_method=True)
         for response_id, response_type, problem in gateway_problems():
             self.rest_api.add_gateway_response(
                 response_id,
                 type=response_type,
                 status_code=str(problem.status),
-                response_headers={"Content-Type": f"'{PROBLEM_MEDIA_TYPE}'"},
+                response_headers={
+                    "Content-Type": f"'{PROBLEM_MEDIA_TYPE}'",
+                    **{name: f"'{value}'" for name, value in problem.headers.items()},
+                },
                 templates={"application/json": problem_template(problem)},
             )
         self._accept_findings()
 
     def _accept_findings(self) -> None:
-        no_authorizer_yet = (
-            "Requests are authenticated by the api function for now: it checks the bearer token "
-            "(http-api.md, 'Base and auth') and answers 401 unauthenticated. The auth issue adds a JWT "
-            "authorizer to this API."
+        accept(
+            self.rest_api,
+            "AwsSolutions-COG4",
+            "Every method has the JWT authorizer, a Lambda TOKEN authorizer rather than a Cognito one: it "
+            "checks the stack's Cognito user pool tokens and an existing OIDC issuer's alike (signature "
+            "against the issuer's JWKS, iss, aud or client_id, exp, nbf) and names the principal the "
+            "function looks up.",
         )
-        accept(self.rest_api, "AwsSolutions-APIG4", no_authorizer_yet)
-        accept(self.rest_api, "AwsSolutions-COG4", f"{no_authorizer_yet} Principals are not Cognito users.")
         accept(
             self.rest_api,
             "AwsSolutions-APIG2",
@@ -130,8 +181,9 @@ class HttpApi(Construct):
         accept(
             self.rest_api,
             "AwsSolutions-APIG3",
-            "No WAF web ACL yet: every route needs a bearer token, and a web ACL (a per-ACL and per-request "
-            "cost) is a deployment decision that comes with the auth issue.",
+            "No WAF web ACL: every method needs a JWT checked by the authorizer before any code of ours "
+            "runs, and a web ACL bills per month and per request even while idle; attach one to the stage "
+            "where the deployment needs rate rules or IP filters (docs/deploy.md).",
         )
         accept(
             self.rest_api,

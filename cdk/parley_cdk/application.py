@@ -1,9 +1,9 @@
 """Build the app: one Parley stack per stage, checked by cdk-nag's AWS Solutions rules.
 
-Context keys: ``stage`` (``dev`` or ``prod``, default ``dev``) and ``operator_config`` (optional path of
-an operator configuration file, http-api.md "Operator configuration"). The file's text becomes the
-functions' ``PARLEY_OPERATOR_CONFIG``, which is how the core reads it on AWS until a JWT authorizer replaces
-token principals; its tokens therefore end up in the template, so use it for a dev stage only.
+Context keys: ``stage`` (``dev`` or ``prod``, default ``dev``) and the deployment's options
+(``parley_cdk.options``: the token issuer, the principal claim, the tool server secrets, the alarm
+address, the operator configuration's first value). Nothing is looked up in an account, so the synth
+works offline.
 """
 
 from __future__ import annotations
@@ -15,36 +15,16 @@ from typing import Final
 from aws_cdk import App, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from parley.config import OPERATOR_CONFIG_VARIABLE, load_operator_config
+from parley_cdk.options import STAGE_KEY, DeploymentOptions, options_from_context
 from parley_cdk.settings import DEFAULT_STAGE, stage_settings
 from parley_cdk.stack import ParleyStack
 
 #: The repository root (``cdk/parley_cdk/application.py`` → ``.``): functions, layers, pyproject.
 REPOSITORY: Final = Path(__file__).resolve().parents[2]
 
-STAGE_CONTEXT_KEY: Final = "stage"
-OPERATOR_CONFIG_CONTEXT_KEY: Final = "operator_config"
-#: Lambda allows 4 KB of environment in all; leave room for the other variables.
-MAX_OPERATOR_CONFIG_BYTES: Final = 3072
-
 
 def stack_name(stage: str) -> str:
     return f"parley-{stage}"
-
-
-def operator_environment(app: App) -> dict[str, str]:
-    """``PARLEY_OPERATOR_CONFIG`` from the ``operator_config`` context's file, checked now; else nothing."""
-    path = app.node.try_get_context(OPERATOR_CONFIG_CONTEXT_KEY)
-    if not path:
-        return {}
-    load_operator_config(path, environ={})  # a broken file fails the synth with the loader's message
-    text = Path(path).read_text(encoding="utf-8")
-    if len(text.encode()) > MAX_OPERATOR_CONFIG_BYTES:
-        raise ValueError(
-            f"{path}: an operator configuration in the environment may take {MAX_OPERATOR_CONFIG_BYTES} "
-            "bytes at most (Lambda's limit is 4 KB for all variables)"
-        )
-    return {OPERATOR_CONFIG_VARIABLE: text}
 
 
 def build(
@@ -52,15 +32,16 @@ def build(
     stages: Sequence[str] | None = None,
     repository: Path = REPOSITORY,
     environment: Mapping[str, str] | None = None,
+    options: DeploymentOptions | None = None,
 ) -> list[ParleyStack]:
     """Add a stack for each of ``stages`` (default: the ``stage`` context, else ``dev``) to ``app``.
 
-    ``environment`` is added to every function's (default: from the ``operator_config`` context).
+    ``options`` default to the app's context; ``environment`` is added to every function's.
     """
     if stages is None:
-        stages = [str(app.node.try_get_context(STAGE_CONTEXT_KEY) or DEFAULT_STAGE)]
-    if environment is None:
-        environment = operator_environment(app)
+        stages = [str(app.node.try_get_context(STAGE_KEY) or DEFAULT_STAGE)]
+    if options is None:
+        options = options_from_context(app.node.try_get_context)
     stacks = []
     for stage in stages:
         stack = ParleyStack(
@@ -68,6 +49,7 @@ def build(
             stack_name(stage),
             settings=stage_settings(stage),
             repository=repository,
+            options=options,
             environment=environment,
         )
         Tags.of(stack).add("project", "parley")

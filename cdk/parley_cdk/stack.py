@@ -1,39 +1,64 @@
-"""One stage of Parley: the table, the layer and functions, the run's state machine and the scheduler, the
-API, wired with least-privilege grants."""
+"""One stage of Parley: the table and the content bucket, the operator configuration, the token issuer,
+the layer and functions, the run's state machine and the scheduler, the dead-letter queues, the API and
+the alarms, wired with least-privilege grants (``parley.infrastructure.functions``: ``MAY_*``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Final, cast
 
-from aws_cdk import CfnElement, CfnOutput, Stack
+from aws_cdk import ArnFormat, CfnElement, CfnOutput, Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
+from parley.config import OPERATOR_CONFIG_PARAMETER_VARIABLE
 from parley.infrastructure.functions import (
+    AUTHORIZER,
+    CONTENT_BUCKET_VARIABLE,
     MAY_END_WAITS,
+    MAY_KEEP_CONTENT,
+    MAY_READ_TOOL_SECRETS,
+    MAY_RUN_NOW,
     MAY_SCHEDULE,
     MAY_START_RUNS,
+    SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
     SCHEDULE_GROUP_VARIABLE,
     SCHEDULER_ROLE_ARN_VARIABLE,
     STATE_MACHINE_ARN_VARIABLE,
     TIMER_FUNCTION_ARN_VARIABLE,
+    TIMER_QUEUE_URL_VARIABLE,
+    WITHOUT_RUNTIME,
 )
 from parley.infrastructure.table import TABLE_NAME_VARIABLE
 from parley_cdk.api import BASE_PATH, HttpApi
+from parley_cdk.auth import Authentication
 from parley_cdk.compute import Compute
+from parley_cdk.configuration import OperatorConfiguration
 from parley_cdk.data import Data
+from parley_cdk.dead_letters import DeadLetters
+from parley_cdk.monitoring import Alarms
 from parley_cdk.nag import accept
+from parley_cdk.options import DeploymentOptions, default_tool_server_secrets
 from parley_cdk.settings import StageSettings
+from parley_cdk.timer_queue import TimerQueue
 from parley_cdk.waiting import RunStateMachine, Scheduling, function_arn, state_machine_arn
+
+#: Asynchronous invocations of the timer: Lambda tries an event this many more times, for at most
+#: this long, before it goes to the timer's failure queue.
+TIMER_RETRY_ATTEMPTS: Final = 2
+TIMER_MAX_EVENT_AGE: Final = Duration.hours(6)
 
 
 class ParleyStack(Stack):
-    """``data`` + ``scheduling`` + ``compute`` + ``runs`` + ``api`` for one stage.
+    """Everything of one stage.
 
-    ``repository`` is where ``functions/``, ``layers/`` and ``pyproject.toml`` are; ``environment`` is
-    added to every function's own (the table, the state machine, the scheduler: see
-    ``parley.infrastructure.functions``; the Powertools service name).
+    ``repository`` is where ``functions/``, ``layers/`` and ``pyproject.toml`` are; ``options`` what the
+    deployment chose through context (``parley_cdk.options``); ``environment`` is added to every
+    function's own (the table, the bucket, the state machine, the scheduler, the configuration's
+    parameter, the token issuer: see ``parley.infrastructure.functions``; the Powertools service name).
     """
 
     def __init__(
@@ -43,6 +68,7 @@ class ParleyStack(Stack):
         *,
         settings: StageSettings,
         repository: Path,
+        options: DeploymentOptions | None = None,
         environment: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -53,9 +79,18 @@ class ParleyStack(Stack):
             termination_protection=settings.retain_data,
             **kwargs,
         )
+        options = options or DeploymentOptions()
         self.settings = settings
+        self.options = options
         self.data = Data(self, "Data", settings=settings)
+        self.configuration = OperatorConfiguration(
+            self, "OperatorConfig", settings=settings, text=options.operator_config
+        )
+        self.authentication = Authentication(self, "Auth", settings=settings, options=options)
         self.scheduling = Scheduling(self, "Scheduling", settings=settings)
+        self.dead_letters = DeadLetters(self, "DeadLetters", settings=settings)
+        self.timer_queue = TimerQueue(self, "TimerQueue", settings=settings)
+        self.timer_arn = function_arn(self, settings.resource_name("timer"))
         self.compute = Compute(
             self,
             "Compute",
@@ -64,29 +99,57 @@ class ParleyStack(Stack):
             environment={
                 **(environment or {}),
                 TABLE_NAME_VARIABLE: self.data.table.table_name,
+                CONTENT_BUCKET_VARIABLE: self.data.content.bucket_name,
+                OPERATOR_CONFIG_PARAMETER_VARIABLE: self.configuration.name,
                 STATE_MACHINE_ARN_VARIABLE: state_machine_arn(self, settings),
                 SCHEDULE_GROUP_VARIABLE: self.scheduling.group_name,
                 SCHEDULER_ROLE_ARN_VARIABLE: self.scheduling.role.role_arn,
-                TIMER_FUNCTION_ARN_VARIABLE: function_arn(self, settings.resource_name("timer")),
+                TIMER_FUNCTION_ARN_VARIABLE: self.timer_arn,
+                TIMER_QUEUE_URL_VARIABLE: self.timer_queue.queue.queue_url,
+                SCHEDULE_DEAD_LETTER_ARN_VARIABLE: self.dead_letters.schedule_failures.queue_arn,
+                **self.authentication.environment,
             },
         )
         functions = self.compute.functions
         self.runs = RunStateMachine(
             self, "Runs", settings=settings, wait=functions["wait"], settle=functions["settle"]
         )
-        self._grant_table_access()
+        self._grant_runtime()
         self._grant_waiting()
-        self.api = HttpApi(self, "Api", settings=settings, handler=functions["api"])
+        self._grant_running_now()
+        self._grant_tool_secrets()
+        self._grant_content()
+        self._catch_timer_failures()
+        self.api = HttpApi(
+            self, "Api", settings=settings, handler=functions["api"], authorizer=functions[AUTHORIZER]
+        )
+        self.alarms = Alarms(
+            self,
+            "Alarms",
+            settings=settings,
+            functions=functions,
+            dead_letter_queues={
+                "timer-failures": self.dead_letters.timer_failures,
+                "schedule-dead-letters": self.dead_letters.schedule_failures,
+                "timer-queue-failures": self.timer_queue.failures,
+            },
+            state_machine=self.runs.state_machine,
+            email=options.alarm_email,
+        )
+        self._outputs()
 
-        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url_for_path(f"/{BASE_PATH}"))
-        CfnOutput(self, "TableName", value=self.data.table.table_name)
-        CfnOutput(self, "StateMachineArn", value=self.runs.state_machine.state_machine_arn)
+    # -- grants -----------------------------------------------------------------------------------------
 
-    def _grant_table_access(self) -> None:
-        """Every function reads and writes the one table and its indexes, and nothing else in DynamoDB."""
+    def _runtime_functions(self) -> dict[str, lambda_.Function]:
+        return {n: f for n, f in self.compute.functions.items() if n not in WITHOUT_RUNTIME}
+
+    def _grant_runtime(self) -> None:
+        """Every function that builds a runtime reads and writes the one table and its indexes, and reads
+        the operator configuration's parameter; the authorizer does neither."""
         table = self.data.table
-        for function in self.compute.functions.values():
+        for function in self._runtime_functions().values():
             table.grant_read_write_data(function)
+            self.configuration.allow_reading(function)
         logical_id = self.get_logical_id(cast(CfnElement, table.node.default_child))
         accept(
             self.compute,
@@ -99,10 +162,14 @@ class ParleyStack(Stack):
         """Only the functions that must (``parley.infrastructure.functions``: ``MAY_*``, which the local
         runtime enforces too):
 
-        - ``api`` starts a run's execution (run_definition), schedules its expiry and forgets it;
+        - ``api`` starts a run's execution (run_definition);
         - ``api`` (answer, cancel), ``wait`` (a request that ended before its token was kept) and
           ``timer`` (expiry) end waits through their tokens; ``settle`` runs after the wait and may not;
-        - the schedules may invoke the timer function only.
+        - ``api`` and ``timer`` make and forget schedules, passing the schedules' role and no other, and
+          put work due within 15 minutes in the timer queue (the scheduler port's two paths), which the
+          timer function consumes;
+        - the schedules may invoke the timer function only, and put what they cannot deliver in their
+          dead-letter queue.
         """
         functions = self.compute.functions
         for name in sorted(MAY_START_RUNS):
@@ -111,13 +178,115 @@ class ParleyStack(Stack):
             self.runs.allow_ending_waits(functions[name])
         for name in sorted(MAY_SCHEDULE):
             self.scheduling.allow_scheduling(functions[name])
-            role = functions[name].role
-            assert role is not None  # the factory gives every function its own role
+            self.timer_queue.allow_sending(functions[name])
             accept(
-                role,
+                self._role(name),
                 "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:<AWS::Region>:<AWS::AccountId>:"
                 f"schedule/{self.scheduling.group_name}/*]",
-                "Each run's expiry is a one-time schedule named after the run, created and deleted at run "
-                "time: the wildcard stands for a schedule name inside this stage's own group, nothing wider.",
+                "Each expiry, attempt and read is a one-time schedule named at run time: the wildcard "
+                "stands for a schedule name inside this stage's own group, nothing wider.",
             )
         self.scheduling.allow_invoking(functions["timer"])
+        self.timer_queue.consume_with(functions["timer"])
+        self.dead_letters.allow_sending_schedule_failures(self.scheduling.role)
+
+    def _grant_running_now(self) -> None:
+        """``MAY_RUN_NOW``: invoke the timer (unqualified, by its name's ARN: the timer may invoke itself
+        without a reference to its own resource)."""
+        for name in sorted(MAY_RUN_NOW):
+            self._role(name).add_to_principal_policy(
+                iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.timer_arn])
+            )
+
+    def _grant_tool_secrets(self) -> None:
+        """``MAY_READ_TOOL_SECRETS``: ``GetSecretValue`` on the secrets the context names, by default
+        those named under ``parley/<stage>/tool-servers/``."""
+        patterns = self.options.tool_server_secrets or default_tool_server_secrets(self.settings.name)
+        resources = [self.secret_arn(pattern) for pattern in patterns]
+        for name in sorted(MAY_READ_TOOL_SECRETS):
+            role = self._role(name)
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=resources)
+            )
+            for pattern in patterns:
+                if "*" in pattern:
+                    accept(
+                        role,
+                        f"AwsSolutions-IAM5[Resource::{self.secret_arn(pattern, shown=True)}]",
+                        "Tool server header secrets: the secrets the deployment named by a pattern, by "
+                        "default every secret under the stage's own prefix parley/<stage>/tool-servers/ "
+                        "(and GetSecretValue only).",
+                    )
+
+    def secret_arn(self, pattern: str, *, shown: bool = False) -> str:
+        """An ARN (kept) or a secret name (``*`` allowed) as a Secrets Manager ARN pattern; a plain name
+        gets ``-??????`` for the random suffix Secrets Manager adds. ``shown``: as cdk-nag prints it."""
+        if pattern.startswith("arn:"):
+            return pattern
+        name = pattern if "*" in pattern else f"{pattern}-??????"
+        if shown:
+            return f"arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:{name}"
+        return self.format_arn(
+            service="secretsmanager",
+            resource="secret",
+            resource_name=name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+
+    def _grant_content(self) -> None:
+        for name in sorted(MAY_KEEP_CONTENT):
+            self.data.allow_keeping_content(self._role(name))
+        logical_id = self.get_logical_id(cast(CfnElement, self.data.content.node.default_child))
+        accept(
+            self.compute,
+            f"AwsSolutions-IAM5[Resource::<{logical_id}.Arn>/*]",
+            "Content is one object per key written at run time (parley.content): the wildcard stands for "
+            "an object key inside this stage's own content bucket, and only GetObject/PutObject are given.",
+        )
+
+    def _catch_timer_failures(self) -> None:
+        self.compute.functions["timer"].configure_async_invoke(
+            on_failure=destinations.SqsDestination(self.dead_letters.timer_failures),
+            retry_attempts=TIMER_RETRY_ATTEMPTS,
+            max_event_age=TIMER_MAX_EVENT_AGE,
+        )
+
+    def _role(self, name: str) -> iam.IRole:
+        role = self.compute.functions[name].role
+        assert role is not None  # the factory gives every function its own role
+        return role
+
+    # -- outputs ----------------------------------------------------------------------------------------
+
+    def _outputs(self) -> None:
+        auth = self.authentication
+        outputs: dict[str, tuple[str, str]] = {
+            "ApiUrl": (self.api.rest_api.url_for_path(f"/{BASE_PATH}"), "The API's base URL"),
+            "TokenIssuer": (auth.issuer, "The issuer whose JWTs the API accepts"),
+            "OperatorConfigParameter": (self.configuration.name, "SSM parameter: principals, grants, tools"),
+            "ToolServerSecrets": (
+                ",".join(self.options.tool_server_secrets or default_tool_server_secrets(self.settings.name)),
+                "The Secrets Manager secrets tool server headers may name",
+            ),
+            "AlarmTopicArn": (self.alarms.topic.topic_arn, "Every alarm notifies this SNS topic"),
+            "TimerFailuresQueueUrl": (self.dead_letters.timer_failures.queue_url, "Timer events that failed"),
+            "ScheduleDeadLettersQueueUrl": (
+                self.dead_letters.schedule_failures.queue_url,
+                "Schedule events that could not reach the timer",
+            ),
+            "TimerQueueFailuresQueueUrl": (
+                self.timer_queue.failures.queue_url,
+                "Timer queue messages whose work failed five times",
+            ),
+            "TableName": (self.data.table.table_name, "The DynamoDB table"),
+            "ContentBucketName": (self.data.content.bucket_name, "The S3 bucket of large content"),
+            "StateMachineArn": (self.runs.state_machine.state_machine_arn, "Waiting runs' executions"),
+        }
+        if auth.user_pool is not None and auth.client is not None:
+            outputs["UserPoolId"] = (auth.user_pool.user_pool_id, "The Cognito user pool of the API's users")
+            outputs["UserPoolClientId"] = (
+                auth.client.user_pool_client_id,
+                "Its app client (the token audience)",
+            )
+        for output_id, (value, description) in outputs.items():
+            CfnOutput(self, output_id, value=value, description=description)

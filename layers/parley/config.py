@@ -1,8 +1,14 @@
 """Operator configuration (``http-api.md``, "Operator configuration") and the environment settings.
 
 What the operator sets, not a playbook: principals and their grants, tool servers, limits. Locally it
-is one YAML file (``parley serve --config FILE``); on AWS it is the text of the environment variable
-``PARLEY_OPERATOR_CONFIG`` (JSON or YAML) until a JWT authorizer replaces token principals.
+is one YAML file (``parley serve --config FILE``) whose principals hold the bearer tokens. On AWS it is
+the YAML (or JSON) text of an SSM parameter (``PARLEY_OPERATOR_CONFIG_PARAMETER`` names it) that the
+operator changes without redeploying: the functions read it again once a minute
+(:class:`OperatorConfigParameter`, :class:`LiveOperatorConfig`). There the API's JWT authorizer names
+the principal, so principals carry no ``token``, and tool server headers take their secrets from Secrets
+Manager (``{{resolve:secretsmanager:…}}``): the parameter holds no secret (``parse_operator_config(…,
+aws=True)`` refuses one). ``PARLEY_OPERATOR_CONFIG``, the text itself in a variable, still works (tests,
+a quick experiment).
 
 Secrets (principal tokens, tool server headers) are :class:`pydantic.SecretStr`: they never appear in
 ``repr``, logs or ``model_dump_json``; read them with ``get_secret_value()`` where they are used.
@@ -11,11 +17,14 @@ Unknown keys are refused, and every loading error names the file (or variable) a
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import threading
+import time
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal, Union
 from urllib.parse import urlsplit
@@ -26,13 +35,23 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 OPERATOR_CONFIG_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG"
+#: The name of the SSM parameter holding the operator configuration on AWS.
+OPERATOR_CONFIG_PARAMETER_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG_PARAMETER"
+#: How long a function keeps the parameter's value before reading it again: a changed grant takes
+#: effect within this time, without a deploy.
+OPERATOR_CONFIG_MAX_AGE_SECONDS: Final = 60.0
+#: The prefix of a header value that takes its secret from Secrets Manager (``parley.tools.servers``).
+SECRET_REFERENCE_PREFIX: Final = "{{resolve:secretsmanager:"
 OPEN_REQUESTS_VARIABLE: Final = "INTERACTION_OPEN_REQUESTS"
 DEFAULT_INTERACTION_OPEN_REQUESTS: Final = 10_000
 
@@ -78,16 +97,30 @@ class Grant(_Model):
 
 
 class Principal(_Model):
-    """Who calls the API; ``id`` is what ``answered_by``/``started_by`` record."""
+    """Who calls the API; ``id`` is what ``answered_by``/``started_by`` record.
+
+    ``token`` is the local server's bearer token: required in a local configuration, refused in the
+    deployed one (``aws=True``), where the JWT's claim is the ``id``.
+    """
 
     id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
-    token: SecretStr = Field(description="local only; on AWS principals come from the JWT")
+    token: SecretStr | None = Field(
+        default=None, validate_default=True, description="local only; on AWS principals come from the JWT"
+    )
     grants: tuple[Grant, ...] = ()
 
     @field_validator("token")
     @classmethod
-    def _token_not_empty(cls, token: SecretStr) -> SecretStr:
-        if not token.get_secret_value().strip():
+    def _token_where_tokens_are_used(cls, token: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        context = info.context if isinstance(info.context, dict) else {}
+        aws = context.get("aws")
+        if aws is True and token is not None:
+            raise ValueError(
+                "a token is for the local server only; on AWS the JWT names the principal (leave token out)"
+            )
+        if aws is False and token is None:
+            raise PydanticCustomError("missing", "Field required")
+        if token is not None and not token.get_secret_value().strip():
             raise ValueError("a token cannot be empty")
         return token
 
@@ -115,6 +148,21 @@ class ToolServer(_Model):
     allowed: tuple[Annotated[str, StringConstraints(min_length=1)], ...] | None = None
     record_content: bool = True
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    @field_validator("headers")
+    @classmethod
+    def _secrets_from_the_store_on_aws(
+        cls, headers: dict[str, SecretStr], info: ValidationInfo
+    ) -> dict[str, SecretStr]:
+        context = info.context if isinstance(info.context, dict) else {}
+        if context.get("aws") is True:
+            for name, value in headers.items():
+                if SECRET_REFERENCE_PREFIX not in value.get_secret_value():
+                    raise ValueError(
+                        f"header {name!r}: on AWS a header takes its secret from Secrets Manager, "
+                        "as {{resolve:secretsmanager:<name or ARN>}} (the configuration holds no secret)"
+                    )
+        return headers
 
     @field_validator("orgs")
     @classmethod
@@ -151,7 +199,7 @@ class OperatorConfig(_Model):
     @classmethod
     def _distinct_principals(cls, principals: tuple[Principal, ...]) -> tuple[Principal, ...]:
         _refuse_duplicates((p.id for p in principals), "principal id")
-        tokens = [p.token.get_secret_value() for p in principals]
+        tokens = [p.token.get_secret_value() for p in principals if p.token is not None]
         if len(set(tokens)) != len(tokens):
             raise ValueError("two principals share a token; each token names one principal")
         return principals
@@ -161,6 +209,14 @@ class OperatorConfig(_Model):
     def _distinct_servers(cls, servers: tuple[ToolServer, ...]) -> tuple[ToolServer, ...]:
         _refuse_duplicates((s.name for s in servers), "tool server name")
         return servers
+
+    def principal_named(self, principal_id: str) -> Principal:
+        """The principal ``principal_id`` with its grants; one with none when the configuration does not
+        name it (a JWT of the issuer for someone no grant mentions: every playbook is then not found)."""
+        for principal in self.principals:
+            if principal.id == principal_id:
+                return principal
+        return Principal(id=principal_id)
 
 
 def _refuse_duplicates(values: Iterable[object], what: str) -> None:
@@ -192,10 +248,14 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def parse_operator_config(text: str, source: str, environ: Mapping[str, str] | None = None) -> OperatorConfig:
+def parse_operator_config(
+    text: str, source: str, environ: Mapping[str, str] | None = None, *, aws: bool = False
+) -> OperatorConfig:
     """Parse YAML (or JSON, which is YAML) text; ``source`` names it in errors.
 
     ``INTERACTION_OPEN_REQUESTS`` in ``environ`` (default: ``os.environ``) wins over ``limits``.
+    ``aws``: the deployed configuration, where principals have no token (the JWT names them) and
+    every header value is a Secrets Manager reference; otherwise (local) each principal has a token.
     """
     try:
         data = yaml.load(text, Loader=_StrictLoader)
@@ -209,7 +269,7 @@ def parse_operator_config(text: str, source: str, environ: Mapping[str, str] | N
         )
     data = _apply_environment(data, source, os.environ if environ is None else environ)
     try:
-        return OperatorConfig.model_validate(data)
+        return OperatorConfig.model_validate(data, context={"aws": aws})
     except ValidationError as exc:
         raise OperatorConfigError(_describe(exc, source)) from exc
 
@@ -228,6 +288,109 @@ def operator_config_from_environment(environ: Mapping[str, str] | None = None) -
     """The configuration in ``PARLEY_OPERATOR_CONFIG`` (as on AWS); empty when the variable is unset."""
     env = os.environ if environ is None else environ
     return parse_operator_config(env.get(OPERATOR_CONFIG_VARIABLE, ""), f"${OPERATOR_CONFIG_VARIABLE}", env)
+
+
+class OperatorConfigParameter:
+    """The operator configuration in an SSM parameter (on AWS), read again once ``max_age`` has passed.
+
+    The operator changes the parameter (``aws ssm put-parameter --overwrite``, docs/deploy.md) and every
+    function sees the change within ``max_age`` seconds, without a deploy. Calling the object gives the
+    current configuration. The first read must succeed (a function without its configuration cannot
+    serve); after that, a value that cannot be read or used keeps the last good configuration, says why
+    in the log, and is tried again after ``max_age``, so a typo in the parameter never takes the API down.
+    """
+
+    def __init__(
+        self,
+        ssm: Any,
+        name: str,
+        *,
+        environ: Mapping[str, str] | None = None,
+        max_age: float = OPERATOR_CONFIG_MAX_AGE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ssm = ssm
+        self.name = name
+        self._environ = environ
+        self._max_age = max_age
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._config: OperatorConfig | None = None
+        self._version: int | None = None
+        self._read_at = 0.0
+
+    def __call__(self) -> OperatorConfig:
+        with self._lock:
+            now = self._monotonic()
+            if self._config is not None and now - self._read_at < self._max_age:
+                return self._config
+            try:
+                self._refresh()
+            except Exception as exc:
+                if self._config is None or not _is_refresh_failure(exc):
+                    raise
+                _log().warning(
+                    "Kept the last good operator configuration: the parameter %s cannot be used: %s",
+                    self.name,
+                    exc,
+                )
+            self._read_at = now
+            assert self._config is not None
+            return self._config
+
+    def _refresh(self) -> None:
+        parameter = self._ssm.get_parameter(Name=self.name)["Parameter"]
+        version = int(parameter.get("Version", 0))
+        if self._config is not None and version == self._version:
+            return
+        self._config = parse_operator_config(
+            parameter["Value"], f"SSM parameter {self.name}", self._environ, aws=True
+        )
+        self._version = version
+
+
+def _is_refresh_failure(exc: Exception) -> bool:
+    """A parameter that cannot be read (throttled, unreachable, denied) or used (a broken edit)."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return isinstance(exc, (OperatorConfigError, BotoCoreError, ClientError, KeyError))
+
+
+class LiveOperatorConfig(OperatorConfig):
+    """An operator configuration that follows its source: each read of ``principals``, ``tool_servers``
+    or ``limits`` takes them from the source's current configuration (which the source keeps for a
+    minute), so the runtime built once per Lambda environment sees the operator's changes.
+
+    It is an :class:`OperatorConfig` for everything that takes one; build it with :meth:`following`.
+    """
+
+    _source: Callable[[], OperatorConfig] = PrivateAttr()
+
+    @classmethod
+    def following(cls, source: Callable[[], OperatorConfig]) -> LiveOperatorConfig:
+        """A live configuration of ``source``, read once now (so a broken source fails here)."""
+        first = source()
+        live = cls.model_construct(
+            principals=first.principals, tool_servers=first.tool_servers, limits=first.limits
+        )
+        live._source = source
+        return live
+
+    def __repr_args__(self) -> Any:
+        return self._source().__repr_args__()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _LIVE_FIELDS:
+            private = object.__getattribute__(self, "__pydantic_private__")
+            return getattr(private["_source"](), name)
+        return super().__getattribute__(name)
+
+
+_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits"})
+
+
+def _log() -> logging.Logger:
+    return logging.getLogger("parley.config")
 
 
 def _apply_environment(data: dict[str, Any], source: str, environ: Mapping[str, str]) -> dict[str, Any]:

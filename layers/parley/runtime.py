@@ -78,13 +78,13 @@ def _default_tool_client() -> ToolClient:
 
 def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtime:
     """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock, the
-    operator configuration of ``PARLEY_OPERATOR_CONFIG``, and the waits and scheduler adapters of
+    operator configuration (:func:`operator_from_environment`), and the waits and scheduler adapters of
     ``PARLEY_STATE_MACHINE_ARN`` and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN``
     (each left out when its variables are not set). Creates the DynamoDB client, so call it lazily; the
     Step Functions and Scheduler clients are made on their first call (most events need neither)."""
     import boto3
 
-    from parley.config import EnvironmentSettings, operator_config_from_environment
+    from parley.config import EnvironmentSettings
 
     env = os.environ if environ is None else environ
     settings = EnvironmentSettings.from_environment(env)
@@ -92,7 +92,7 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
     return Runtime(
         definitions=DynamoDefinitionStore(client, settings.table_name),
         clock=SystemClock(),
-        operator=operator_config_from_environment(env),
+        operator=operator_from_environment(env),
         waits=waits_from_environment(env),
         scheduler=scheduler_from_environment(env),
         content=content_from_environment(env),
@@ -169,3 +169,20 @@ class _LazyClient:
 
 def _lazy_client(service: str) -> Any:
     return _LazyClient(service)
+
+
+def operator_from_environment(environ: Mapping[str, str]) -> OperatorConfig:
+    """The operator configuration of a deployed function: the SSM parameter named by
+    ``PARLEY_OPERATOR_CONFIG_PARAMETER``, followed as the operator changes it (read again at most once a
+    minute, ``parley.config.LiveOperatorConfig``); without that variable, ``PARLEY_OPERATOR_CONFIG``."""
+    from parley.config import (
+        OPERATOR_CONFIG_PARAMETER_VARIABLE,
+        LiveOperatorConfig,
+        OperatorConfigParameter,
+        operator_config_from_environment,
+    )
+
+    name = environ.get(OPERATOR_CONFIG_PARAMETER_VARIABLE)
+    if not name:
+        return operator_config_from_environment(environ)
+    return LiveOperatorConfig.following(OperatorConfigParameter(_lazy_client("ssm"), name, environ=environ))

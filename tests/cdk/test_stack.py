@@ -1,16 +1,14 @@
 """The synthesized stacks: what the CDK app would deploy, checked property by property.
 
-One app holds both stages and is synthesized once for the module (about 5 s and 600 MB), with bundling
-skipped (``aws:cdk:bundling-stacks: []``: the layer points at its source folder, pip is not run). The
-synth runs the cdk-nag plugin too, so it would already fail on an unacknowledged finding.
+The app is synthesized once per session (``conftest.synthesized``); this module checks the table, the
+layer and functions, the API's proxy, the state machine and the scheduler; ``test_deployment`` checks
+the authorizer, the grants added for deployment, the bucket, the dead-letter queues and the alarms.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,76 +16,31 @@ from aws_cdk import App, Stack
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
+from cfn import (
+    STATE_MACHINE_ARN,
+    TIMER_ARN,
+    api_function,
+    as_list,
+    function_named_in,
+    function_statements,
+    get_att,
+    only,
+    properties_of,
+    render,
+    scheduler_role_id,
+    statements_of_role,
+    who_may,
+)
+from conftest import Synthesized
 
 from parley.errors import PROBLEM_TYPE_BASE, REASONS
-from parley.infrastructure.functions import FUNCTIONS, function_named
+from parley.infrastructure.functions import FUNCTIONS, MAY_RUN_NOW, MAY_SCHEDULE
 from parley.infrastructure.table import TABLE, TABLE_NAME_VARIABLE
-from parley_cdk.application import build, stack_name
+from parley_cdk.application import stack_name
 from parley_cdk.nag import accept
 from parley_cdk.settings import STAGES
-from parley_cdk.stack import ParleyStack
 
 pytestmark = pytest.mark.cdk
-
-Resource = Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Synthesized:
-    stacks: dict[str, ParleyStack]
-    templates: dict[str, Template]
-    #: Error-level messages of each stack artifact (CDK's own, e.g. a failed validation).
-    errors: dict[str, list[str]]
-
-
-@pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    app = App(
-        outdir=str(tmp_path_factory.mktemp("cdk.out")),
-        context={"aws:cdk:bundling-stacks": []},
-    )
-    stacks = {stack.settings.name: stack for stack in build(app, stages=STAGES, environment={})}
-    assembly = app.synth()
-    templates, errors = {}, {}
-    for stage, stack in stacks.items():
-        artifact = assembly.get_stack_by_name(stack.stack_name)
-        templates[stage] = Template.from_json(artifact.template)
-        errors[stage] = [str(m.entry.data) for m in artifact.messages if m.level.name == "ERROR"]
-    return Synthesized(stacks=stacks, templates=templates, errors=errors)
-
-
-@pytest.fixture
-def dev(synthesized: Synthesized) -> Template:
-    return synthesized.templates["dev"]
-
-
-@pytest.fixture
-def prod(synthesized: Synthesized) -> Template:
-    return synthesized.templates["prod"]
-
-
-def only(template: Template, resource_type: str, properties: Any = None) -> tuple[str, Resource]:
-    """The one resource of ``resource_type`` (matching ``properties``): its logical id and its body."""
-    found = template.find_resources(resource_type, {"Properties": properties} if properties else None)
-    assert len(found) == 1, f"{len(found)} {resource_type} resources match"
-    return next(iter(found.items()))
-
-
-def properties_of(template: Template, resource_type: str) -> Resource:
-    properties: Resource = only(template, resource_type)[1]["Properties"]
-    return properties
-
-
-def get_att(logical_id: str, attribute: str = "Arn") -> dict[str, Any]:
-    return {"Fn::GetAtt": [logical_id, attribute]}
-
-
-def api_function(template: Template) -> tuple[str, Resource]:
-    return only(template, "AWS::Lambda::Function", {"Description": function_named("api").description})
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
 
 
 # -- the table --------------------------------------------------------------------------------------------
@@ -275,13 +228,13 @@ def test_an_internal_error_names_the_request_as_its_instance(dev: Template) -> N
 
 
 def test_stacks_are_named_per_stage(synthesized: Synthesized) -> None:
-    assert {stage: stack.stack_name for stage, stack in synthesized.stacks.items()} == {
+    assert {stage: synthesized.stacks[stage].stack_name for stage in STAGES} == {
         stage: stack_name(stage) for stage in STAGES
     }
     assert stack_name("prod") == "parley-prod"
 
 
-@pytest.mark.parametrize("stage", STAGES)
+@pytest.mark.parametrize("stage", [*STAGES, "options"])
 def test_cdk_nag_finds_nothing_unacknowledged(synthesized: Synthesized, stage: str) -> None:
     report = AwsSolutionsChecks().validate_scope(synthesized.stacks[stage])
 
@@ -309,55 +262,6 @@ def test_cdk_nag_reports_a_finding_until_it_is_accepted() -> None:
 
 
 # -- waiting runs: the state machine, the scheduler, and who may do what ---------------------------------
-
-
-def render(value: Any) -> Any:
-    """CloudFormation intrinsics as readable text: ``${Id.Arn}``, ``${AWS::Region}``; joins concatenated."""
-    if isinstance(value, dict) and len(value) == 1:
-        ((key, argument),) = value.items()
-        if key == "Fn::Join":
-            separator, parts = argument
-            return separator.join(str(render(part)) for part in parts)
-        if key == "Fn::GetAtt":
-            return "${" + ".".join(argument) + "}"
-        if key == "Ref":
-            return "${" + argument + "}"
-    if isinstance(value, list):
-        return [render(item) for item in value]
-    return value
-
-
-def function_named_in(template: Template, name: str) -> tuple[str, Resource]:
-    return only(template, "AWS::Lambda::Function", {"Description": function_named(name).description})
-
-
-def statements_of_role(template: Template, role_id: str) -> list[dict[str, Any]]:
-    policies = template.find_resources(
-        "AWS::IAM::Policy", {"Properties": {"Roles": Match.array_with([{"Ref": role_id}])}}
-    )
-    return [
-        {**s, "Action": as_list(s["Action"]), "Resource": render(as_list(s["Resource"]))}
-        for p in policies.values()
-        for s in p["Properties"]["PolicyDocument"]["Statement"]
-    ]
-
-
-def function_statements(template: Template, name: str) -> list[dict[str, Any]]:
-    _, function = function_named_in(template, name)
-    return statements_of_role(template, function["Properties"]["Role"]["Fn::GetAtt"][0])
-
-
-def who_may(template: Template, action: str) -> set[str]:
-    return {
-        definition.name
-        for definition in FUNCTIONS
-        if any(action in s["Action"] for s in function_statements(template, definition.name))
-    }
-
-
-STATE_MACHINE_ARN = (
-    "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:parley-dev-runs"
-)
 
 
 def test_every_function_is_named_for_its_stage(dev: Template, prod: Template) -> None:
@@ -442,9 +346,11 @@ def test_the_schedule_group_and_the_role_its_schedules_run_as(dev: Template) -> 
     assert render(trust["Condition"]["ArnEquals"]["aws:SourceArn"]) == (
         "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule-group/parley-dev-timers"
     )
-    # The schedules' target, and nothing else.
+    dead_letters_id, _ = only(dev, "AWS::SQS::Queue", {"QueueName": "parley-dev-schedule-dead-letters"})
+    # The schedules' target, and their dead-letter queue, and nothing else.
     assert [(s["Action"], s["Resource"]) for s in statements_of_role(dev, role_id)] == [
-        (["lambda:InvokeFunction"], [f"${{{timer_id}.Arn}}"])
+        (["lambda:InvokeFunction"], [f"${{{timer_id}.Arn}}"]),
+        (["sqs:SendMessage"], [f"${{{dead_letters_id}.Arn}}"]),
     ]
 
 
@@ -456,9 +362,6 @@ def test_every_function_gets_the_state_machine_and_the_scheduler_in_its_environm
         TIMER_FUNCTION_ARN_VARIABLE,
     )
 
-    scheduler_role_id, _ = only(
-        dev, "AWS::IAM::Role", {"Description": Match.string_like_regexp("invoke the timer function")}
-    )
     for definition in FUNCTIONS:
         _, function = function_named_in(dev, definition.name)
         variables = function["Properties"]["Environment"]["Variables"]
@@ -467,10 +370,8 @@ def test_every_function_gets_the_state_machine_and_the_scheduler_in_its_environm
         assert (
             variables[SCHEDULE_GROUP_VARIABLE] == properties_of(dev, "AWS::Scheduler::ScheduleGroup")["Name"]
         )
-        assert variables[SCHEDULER_ROLE_ARN_VARIABLE] == get_att(scheduler_role_id)
-        assert render(variables[TIMER_FUNCTION_ARN_VARIABLE]) == (
-            "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:parley-dev-timer"
-        )
+        assert variables[SCHEDULER_ROLE_ARN_VARIABLE] == get_att(scheduler_role_id(dev))
+        assert render(variables[TIMER_FUNCTION_ARN_VARIABLE]) == TIMER_ARN
 
 
 def test_only_the_api_starts_executions(dev: Template) -> None:
@@ -489,27 +390,41 @@ def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: 
         assert statement["Resource"] == [STATE_MACHINE_ARN]
 
 
-def test_only_the_api_makes_and_forgets_schedules_and_passes_only_the_schedulers_role(dev: Template) -> None:
-    scheduler_role_id, _ = only(
-        dev, "AWS::IAM::Role", {"Description": Match.string_like_regexp("invoke the timer function")}
+def test_only_the_api_and_timer_make_and_forget_schedules_passing_only_the_schedulers_role(
+    dev: Template,
+) -> None:
+    # Expiries and first attempts (api); the next attempt, the check for a lost one, the next read (timer).
+    assert {"api", "timer"} == MAY_SCHEDULE
+    assert (
+        who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == MAY_SCHEDULE
     )
-    statements = function_statements(dev, "api")
-    (scheduling,) = [s for s in statements if "scheduler:CreateSchedule" in s["Action"]]
-    (passing,) = [s for s in statements if "iam:PassRole" in s["Action"]]
+    assert who_may(dev, "iam:PassRole") == MAY_SCHEDULE
+    for name in sorted(MAY_SCHEDULE):
+        statements = function_statements(dev, name)
+        (scheduling,) = [s for s in statements if "scheduler:CreateSchedule" in s["Action"]]
+        (passing,) = [s for s in statements if "iam:PassRole" in s["Action"]]
 
-    assert who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == {"api"}
-    assert who_may(dev, "iam:PassRole") == {"api"}
-    assert sorted(scheduling["Action"]) == ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
-    assert scheduling["Resource"] == [
-        "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/parley-dev-timers/*"
-    ]
-    assert passing["Resource"] == [f"${{{scheduler_role_id}.Arn}}"]
-    assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
+        assert sorted(scheduling["Action"]) == ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
+        assert scheduling["Resource"] == [
+            "arn:${AWS::Partition}:scheduler:${AWS::Region}:${AWS::AccountId}:schedule/parley-dev-timers/*"
+        ]
+        assert passing["Action"] == ["iam:PassRole"]
+        assert passing["Resource"] == [f"${{{scheduler_role_id(dev)}.Arn}}"]
+        assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
 
 
-def test_no_function_may_invoke_functions_or_use_wildcard_actions(dev: Template) -> None:
+def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer(dev: Template) -> None:
+    # Work due at once (a delivery's first attempt) goes to the timer asynchronously.
+    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW == {"api", "timer"}
+    for name in sorted(MAY_RUN_NOW):
+        invoking = [
+            s for s in function_statements(dev, name) if any(a.startswith("lambda:") for a in s["Action"])
+        ]
+        assert [(s["Action"], s["Resource"]) for s in invoking] == [(["lambda:InvokeFunction"], [TIMER_ARN])]
+
+
+def test_no_function_uses_wildcard_actions(dev: Template) -> None:
     for definition in FUNCTIONS:
         for statement in function_statements(dev, definition.name):
-            assert not any(
-                a.startswith("lambda:") or a.endswith(":*") or a == "*" for a in statement["Action"]
-            )
+            assert statement["Effect"] == "Allow"
+            assert not any(a.endswith(":*") or a == "*" for a in statement["Action"])

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel, ValidationError
 
-from parley.auth import authenticate, authorize
+from parley.auth import authenticate, authorize, authorized_principal
 from parley.definitions.model import PlaybookRef
 from parley.errors import ErrorEntry, Problem, capped_errors
 
@@ -53,8 +53,17 @@ def caller(
     playbook: str,
     needs: Literal["read", "write"],
 ) -> tuple[Principal, PlaybookRef]:
-    """The calling principal, once it is known to hold the role the call ``needs`` on the playbook."""
-    principal = authenticate(event.headers.get("authorization"), operator)
+    """The calling principal, once it is known to hold the role the call ``needs`` on the playbook.
+
+    On AWS the API's JWT authorizer has checked the token and names the principal in the request's
+    authorizer context; locally (no authorizer) the bearer token is one of the operator configuration's.
+    """
+    authorizer = (event.raw_event.get("requestContext") or {}).get("authorizer")
+    if isinstance(authorizer, Mapping) and "principalId" in authorizer:
+        principal_id = authorizer["principalId"]
+        principal = authorized_principal(principal_id if isinstance(principal_id, str) else None, operator)
+    else:
+        principal = authenticate(event.headers.get("authorization"), operator)
     authorize(principal, org, playbook, needs)
     return principal, PlaybookRef(org=org, playbook=playbook)
 
