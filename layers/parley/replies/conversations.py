@@ -234,6 +234,17 @@ class ConversationStore:
                 ExpressionAttributeValues=values,
             )
 
+    def add_own(self, ref: ConversationRef, message_id: str) -> None:
+        """Remember a message the playbook sent in the conversation (a telling)."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression="ADD #own :id",
+                ExpressionAttributeNames={"#own": "own"},
+                ExpressionAttributeValues={":id": {"SS": [message_id]}},
+            )
+
     def count_refusal(self, playbook: PlaybookRef, run_id: str, *, told: bool) -> None:
         """One more refused reply on the request (and one more telling when the party is told)."""
         update = "ADD #refusals :one" + (", #tellings :one" if told else "")
@@ -452,7 +463,7 @@ class Conversations:
                 run_id = decision.run_id or (decision.candidates[0] if decision.candidates else None)
                 if run_id is not None and run_id in rules:
                     rule, request = rules[run_id]
-                    self._refused(playbook, request, decision, rule, reply, at)
+                    self._refused(playbook, ref, request, decision, rule, reply, at)
         self.store.after_read(ref, since=result.since, taken=result.taken, ended=ended)
         return "read"
 
@@ -461,6 +472,7 @@ class Conversations:
     def _refused(
         self,
         playbook: PlaybookRef,
+        ref: ConversationRef,
         request: Request,
         refusal: Refusal,
         rule: Any,
@@ -484,11 +496,12 @@ class Conversations:
         self.store.count_refusal(playbook, request.run_id, told=fate.told)
         if fate.told and isinstance(tell, dict):
             text = telling_text(refusal, rule, request.answer_schema)
-            self._tell(playbook, request, tell, text, current.tellings + 1, at)
+            self._tell(playbook, ref, request, tell, text, current.tellings + 1, at)
 
     def _tell(
         self,
         playbook: PlaybookRef,
+        ref: ConversationRef,
         request: Request,
         tell: dict[str, Any],
         text: str,
@@ -533,7 +546,14 @@ class Conversations:
             failed = {**base, "because": outcome.because, "message": outcome.words}
             self._service.store.record_events(playbook, [_event(TELLING_FAILED, now, None, failed)])
             return
-        answer, _ = outcome
+        answer, resolved = outcome
+        if request.delivery.sent_pointers is not None:
+            from parley.runs.delivery import sent_values
+
+            # The telling is the playbook's own message: later reads pass it over and do not count it.
+            told, _ = sent_values(resolved.scrub(answer.answer), request.delivery.sent_pointers)
+            if told is not None:
+                self.store.add_own(ref, told["id"])
         done = {**base, "result_size": json_size(answer.result), "duration_ms": answer.duration_ms}
         self._service.store.record_events(playbook, [_event(TELLING_SUCCEEDED, now, None, done)])
 

@@ -283,9 +283,11 @@ def test_a_reply_the_rule_cannot_read_is_refused_and_the_owner_told(harness: Har
     assert [e["type"] for e in harness.playbook_events("telling_succeeded")] == ["telling_succeeded"]
     listed = harness.service.list_interactions(PLAYBOOK).items[0]
     assert listed["reply_refusals"] == 1
+    harness.advance(5)  # the next read lists the telling: the playbook's own message, not counted
+    assert len(harness.playbook_events("replies_read")) == 1
 
     harness.chat.chat.post(channel, "maria", "revise name the role", ts)
-    harness.advance(5)
+    harness.advance(10)  # read 3, at 20 s
     done = harness.service.get_run(PLAYBOOK, run.run_id)
     assert (done.status, done.output) == ("succeeded", {"verdict": "revise", "note": "name the role"})
 
