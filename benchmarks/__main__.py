@@ -7,7 +7,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import create_definition, import_time, runs
+from benchmarks import create_definition, import_time, replies, runs
 
 
 def main() -> None:
@@ -52,6 +52,8 @@ def main() -> None:
     print()
     print("answer -> run succeeded on the local runtime (40 runs)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+    print()
+    replies.report()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,31 +57,41 @@ tool_servers:
 """,
             encoding="utf-8",
         )
-        log = tmp / "serve.log"
-        port = free_port()
-        command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
-                   "--config", str(config)]  # fmt: skip
-        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-        with log.open("wb") as sink:
-            process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
-        url = f"http://127.0.0.1:{port}"
-        started = time.monotonic()
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(f"parley serve exited with {process.returncode}:\n{log.read_text()}")
-            try:
-                httpx.get(url + "/_local/clock", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() - started > 20:
-                    process.kill()
-                    raise AssertionError(f"parley serve did not answer:\n{log.read_text()}") from None
-                time.sleep(0.05)
+        with serving_manually(config, tmp / "serve.log") as url:
+            yield Served(url, tmp / "serve.log", tools)
+
+
+@contextmanager
+def serving_manually(config: Path, log: Path, ready_within: float = 20.0) -> Iterator[str]:
+    """``parley serve --clock manual`` with the operator configuration ``config``, in a subprocess that
+    writes to ``log`` (AWS variables and INTERACTION_OPEN_REQUESTS left out of its environment); its URL
+    once it answers. Stopped on exit, and it must stop cleanly."""
+    port = free_port()
+    command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
+               "--config", str(config)]  # fmt: skip
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "INTERACTION_OPEN_REQUESTS"
+    }
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    started = time.monotonic()
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"parley serve exited with {process.returncode}:\n{log.read_text()}")
         try:
-            yield Served(url, log, tools)
-        finally:
-            process.terminate()
-            assert process.wait(timeout=15) == 0, log.read_text()
+            httpx.get(url + "/_local/clock", timeout=1)
+            break
+        except httpx.TransportError:
+            if time.monotonic() - started > ready_within:
+                process.kill()
+                raise AssertionError(f"parley serve did not answer:\n{log.read_text()}") from None
+            time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        process.terminate()
+        assert process.wait(timeout=15) == 0, log.read_text()
 
 
 @pytest.fixture

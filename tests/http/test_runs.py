@@ -10,10 +10,6 @@ share one server and its clock without counting each other's requests.
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -24,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tool_serving import serving_manually
 
 pytestmark = pytest.mark.http
 
@@ -83,15 +80,7 @@ Hello
 @dataclass
 class Server:
     url: str
-    process: subprocess.Popen[bytes]
     output: Path
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -101,30 +90,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     config = tmp / "operator.yaml"
     config.write_text(OPERATOR, encoding="utf-8")
     output = tmp / "serve.log"
-    port = _free_port()
-    command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
-               "--config", str(config)]  # fmt: skip
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "INTERACTION_OPEN_REQUESTS"
-    }
-    with output.open("wb") as sink:
-        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
-    started = time.monotonic()
-    while True:
-        if process.poll() is not None:
-            raise AssertionError(f"parley serve exited with {process.returncode}:\n{output.read_text()}")
-        try:
-            httpx.get(url + "/_local/clock", timeout=1)
-            break
-        except httpx.TransportError:
-            if time.monotonic() - started > READY_WITHIN:
-                process.kill()
-                raise AssertionError(f"parley serve did not answer:\n{output.read_text()}") from None
-            time.sleep(0.05)
-    yield Server(url, process, output)
-    process.terminate()
-    assert process.wait(timeout=15) == 0, output.read_text()
+    with serving_manually(config, output, READY_WITHIN) as url:
+        yield Server(url, output)
 
 
 @dataclass

@@ -283,6 +283,7 @@ class Conversations:
     def join(self, key: RunKey, request: Request, conversation: str, sent: dict[str, str]) -> None:
         """The delivered request joins its conversation; a conversation with no open request starts
         its reading again (read 1 five seconds from now, or ``wait`` when longer)."""
+        from parley.definitions.model import PlaybookRef
         from parley.replies.cadence import delay_before_read
 
         assert request.delivery is not None and request.delivery.replies is not None
@@ -290,7 +291,13 @@ class Conversations:
         tool = str(replies["tool"])
         ref = ConversationRef.of(key.org, key.playbook, tool, conversation)
         found = self.store.get(ref)
-        restart = found is None or not found.open_runs
+        # The listed requests may all have ended since the last read (which drops them): then nothing
+        # is being read for anyone, and the reading starts again for this one.
+        playbook = PlaybookRef(key.org, key.playbook)
+        restart = found is None or not any(
+            listed.state == "open"
+            for listed in self._service.store.get_requests(playbook, sorted(found.open_runs))
+        )
         self.store.join(ref, tool, conversation, key.run_id, sent["id"], restart=restart)
         if restart:
             now = self._service.runtime.clock.now()
@@ -315,13 +322,9 @@ class Conversations:
             self.store.claim_read(ref, number, format_time(now))
         except StoreConflict:
             return "unchanged"
-        requests = [service.store.get_request(playbook, run_id) for run_id in sorted(conversation.open_runs)]
+        requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
         open_requests = sorted(
-            (
-                r
-                for r in requests
-                if r is not None and r.state == "open" and r.delivery is not None and r.sent
-            ),
+            (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
             key=lambda r: (r.requested_at, r.run_id),
         )
         ended = conversation.open_runs - {r.run_id for r in open_requests}
@@ -464,7 +467,8 @@ class Conversations:
                 if run_id is not None and run_id in rules:
                     rule, request = rules[run_id]
                     self._refused(playbook, ref, request, decision, rule, reply, at)
-        self.store.after_read(ref, since=result.since, taken=result.taken, ended=ended)
+        moved = result.since if result.since != conversation.since else None
+        self.store.after_read(ref, since=moved, taken=result.taken, ended=ended)
         return "read"
 
     # --- refusals and telling ------------------------------------------------------------------------

@@ -2,7 +2,8 @@
 run's history"; ``http-api.md``, "Events").
 
 An event id sorts in time order: 13 digits of milliseconds since the epoch, 2 digits of the event's
-step within its run, then 16 hex digits of randomness (31 characters, URL-safe). The step keeps a run's
+step within its run, then 6 hex digits of the recording process's sequence and 10 of randomness (31
+characters, URL-safe). The step keeps a run's
 events in order when they happen in the same millisecond, as they do under a manual clock: the
 request, then its answer, then the run's end.
 
@@ -18,8 +19,11 @@ replaced in ``omitted``, so a client never mistakes the stand-in for the value::
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import secrets
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -50,7 +54,13 @@ _STEPS: Final = {
     DELIVERY_SUCCEEDED: 30,
     DELIVERY_FAILED: 30,
     REQUEST_ANSWERED: 50,
+    # A read of a conversation and what it set off, in the order it happened (the sequence orders them).
     REPLY_REFUSED: 40,
+    "replies_read": 40,
+    "reading_failed": 40,
+    "telling_started": 40,
+    "telling_succeeded": 40,
+    "telling_failed": 40,
     RUN_SUCCEEDED: 90,
     RUN_REJECTED: 90,
 }
@@ -71,7 +81,19 @@ EVENT_ID_PATTERN: Final = re.compile(r"^[0-9]{15}[0-9a-f]{16}$")
 
 
 def new_event_id(event_type: str, at: datetime) -> str:
-    return f"{_millis(at):013d}{_STEPS.get(event_type, 0):02d}{secrets.token_hex(8)}"
+    """Milliseconds, the type's step, then 6 hex digits of this process's sequence and 10 of randomness:
+    events one process records in the same millisecond and step (the refusals and tellings of one read
+    under a manual clock) list in the order they were recorded."""
+    sequence = next(_sequence()) % _SEQUENCE_SPAN
+    return f"{_millis(at):013d}{_STEPS.get(event_type, 0):02d}{sequence:06x}{secrets.token_hex(5)}"
+
+
+_SEQUENCE_SPAN: Final = 16**6
+
+
+@functools.cache
+def _sequence() -> Iterator[int]:
+    return itertools.count()
 
 
 def event_id_floor(at: datetime) -> str:

@@ -130,6 +130,24 @@ class DynamoRunStore:
         item = self._get(playbook_key(playbook), request_key(run_id))
         return _request_from(item) if item else None
 
+    def get_requests(self, playbook: PlaybookRef, run_ids: list[str]) -> list[Request]:
+        """The requests of ``run_ids`` that exist, read 100 at a time (``BatchGetItem``, consistent)."""
+        found: list[Request] = []
+        for start in range(0, len(run_ids), 100):
+            keys = [
+                item_key(playbook_key(playbook), request_key(run_id))
+                for run_id in run_ids[start : start + 100]
+            ]
+            pending: dict[str, Any] = {self._table: {"Keys": keys, "ConsistentRead": True}}
+            while pending:
+                with translated():
+                    response = self._client.batch_get_item(RequestItems=pending)
+                found.extend(
+                    _request_from(self._plain(item)) for item in response["Responses"].get(self._table, [])
+                )
+                pending = dict(response.get("UnprocessedKeys") or {})
+        return found
+
     def get_event(self, playbook: PlaybookRef, event_id: str) -> Event | None:
         item = self._get(playbook_key(playbook), event_key(event_id))
         return _event_from(item, self._load) if item else None
