@@ -8,6 +8,7 @@ A pointer such as ``/messages`` starts with a slash, writes ``~`` as ``~0`` and 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, Final
 
 _BAD_ESCAPE: Final = re.compile(r"~(?![01])")
@@ -83,3 +84,28 @@ def resolve_pointer(document: Any, pointer: str) -> tuple[bool, Any]:
         else:
             return False, None
     return True, value
+
+
+#: "Bounds": what ``deliver.sent`` reads, a message's id and sender, the conversation key: 256 bytes.
+IDENTITY_MAX_BYTES: Final = 256
+
+
+def identity_text(value: Any) -> str | None:
+    """A value read at a pointer as an identity (``deliver.sent``, ``replies.read.each`` ``id``,
+    ``sender`` and ``to``): a text, or a whole number as its decimal text, of at most 256 bytes without
+    a control character; else ``None``."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float) and value.is_integer():
+        text = str(int(value))
+    elif isinstance(value, str):
+        text = value
+    else:
+        return None
+    if not text or len(text.encode("utf-8", "surrogatepass")) > IDENTITY_MAX_BYTES:
+        return None
+    if any(unicodedata.category(char) == "Cc" for char in text):
+        return None
+    return text

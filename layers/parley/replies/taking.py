@@ -31,21 +31,18 @@ Choices where the page leaves room, each for a reason:
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from parley.documents.json_schema import json_size
-from parley.documents.pointers import resolve_pointer
+from parley.documents.pointers import identity_text, resolve_pointer
 from parley.documents.reply_rule import ReplyRule
 from parley.errors import ErrorEntry
 from parley.replies.rule import read_reply
 
 #: "Bounds": a read's result.
 READ_MAX_BYTES: Final = 64 * 1024
-#: "Bounds": what ``sent`` reads, an id and a sender: 256 bytes of text, no control character.
-IDENTITY_MAX_BYTES: Final = 256
 
 Order = Literal["oldest_first", "newest_first"]
 ORDERS: Final[tuple[Order, ...]] = ("oldest_first", "newest_first")
@@ -140,26 +137,6 @@ class ReadResult:
     seen: int = 0
     decisions: tuple[Decision, ...] = ()
     taken: frozenset[str] = field(default_factory=frozenset)
-
-
-def identity_text(value: Any) -> str | None:
-    """A message's ``id``, ``sender`` or ``to`` as text: a text or a whole number (as decimal text) of
-    at most 256 bytes without a control character; else ``None``."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        text = str(value)
-    elif isinstance(value, float) and value.is_integer():
-        text = str(int(value))
-    elif isinstance(value, str):
-        text = value
-    else:
-        return None
-    if not text or len(text.encode("utf-8", "surrogatepass")) > IDENTITY_MAX_BYTES:
-        return None
-    if any(unicodedata.category(char) == "Cc" for char in text):
-        return None
-    return text
 
 
 def reply_words(value: Any) -> str:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import random
 import secrets
 import time
-import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -70,8 +69,6 @@ RETRY_AFTER_MAX: Final = timedelta(minutes=8)
 LOST_AFTER: Final = timedelta(minutes=1)
 #: "Bounds": the arguments of a call, as JSON.
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
-#: "`deliver.sent`": each value at most 256 bytes of text, no control character.
-SENT_MAX_BYTES: Final = 256
 #: How much of a tool's error text ``delivery_failed`` keeps.
 WORDS_MAX_CHARS: Final = 500
 
@@ -489,13 +486,13 @@ class Deliveries:
 def sent_values(answer: Any, pointers: dict[str, str]) -> tuple[dict[str, str] | None, str | None]:
     """``deliver.sent`` read from the tool's answer: each a text or a whole number of at most 256 bytes
     with no control character (a number as its decimal text); else ``None`` and why."""
-    from parley.documents.pointers import resolve_pointer
+    from parley.documents.pointers import identity_text, resolve_pointer
 
     found: dict[str, str] = {}
     for name in ("conversation", "id"):
         pointer = pointers[name]
         present, value = resolve_pointer(answer, pointer)
-        text = _sent_text(value) if present else None
+        text = identity_text(value) if present else None
         if text is None:
             what = "nothing" if not present else "no text or whole number of at most 256 bytes"
             return None, (
@@ -504,24 +501,6 @@ def sent_values(answer: Any, pointers: dict[str, str]) -> tuple[dict[str, str] |
             )
         found[name] = text
     return found, None
-
-
-def _sent_text(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        text = str(value)
-    elif isinstance(value, float) and value.is_integer():
-        text = str(int(value))
-    elif isinstance(value, str):
-        text = value
-    else:
-        return None
-    if not text or len(text.encode("utf-8", "surrogatepass")) > SENT_MAX_BYTES:
-        return None
-    if any(unicodedata.category(char) == "Cc" for char in text):
-        return None
-    return text
 
 
 def _may_attempt(request: Request | None, number: int) -> bool:

@@ -447,16 +447,7 @@ class RunService:
             errors = validate_instance(answer, request.answer_schema, "/answer")
             if errors:
                 raise invalid_input(errors)
-            at = format_time(now)
-            answer_id = new_event_id(events.REQUEST_ANSWERED, now)
-            fact = AnswerFact(request.run_id, answer_id, answer, claimed_for, answered_by, at)
-            event = Event(
-                answer_id,
-                events.REQUEST_ANSWERED,
-                at,
-                request.run_id,
-                {"answer": answer, "claimed_for": claimed_for, "answered_by": answered_by},
-            )
+            fact, event = _answer_fact(now, request.run_id, answer, claimed_for, answered_by)
             try:
                 self.store.answer_request(playbook, fact, event)
             except StoreConflict:
@@ -465,10 +456,7 @@ class RunService:
             except StoreContention:
                 _back_off(attempt)
                 continue
-            current = self.store.get_request(playbook, run_id)
-            if current is not None:
-                self._wake(current)
-            self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
+            self._after_answer(playbook, run_id)
             return fact
         raise Problem("unavailable", "The request kept changing while it was answered; try again.")
 
@@ -483,12 +471,8 @@ class RunService:
             now = self._runtime.clock.now()
             if request is None or request.state != "open" or now >= parse_time(request.expires_at):
                 return None
-            at = format_time(now)
             answered_by = f"playbook:{playbook.playbook}"
-            answer_id = new_event_id(events.REQUEST_ANSWERED, now)
-            fact = AnswerFact(run_id, answer_id, answer, None, answered_by, at)
-            data = {"answer": answer, "claimed_for": None, "answered_by": answered_by, "reply": dict(reply)}
-            event = Event(answer_id, events.REQUEST_ANSWERED, at, run_id, data)
+            fact, event = _answer_fact(now, run_id, answer, None, answered_by, reply=dict(reply))
             try:
                 self.store.answer_request(playbook, fact, event)
             except StoreConflict:
@@ -496,12 +480,16 @@ class RunService:
             except StoreContention:
                 _back_off(attempt)
                 continue
-            current = self.store.get_request(playbook, run_id)
-            if current is not None:
-                self._wake(current)
-            self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
+            self._after_answer(playbook, run_id)
             return fact
         return None
+
+    def _after_answer(self, playbook: PlaybookRef, run_id: str) -> None:
+        """The run takes the answer at once (its wait ends, if it has parked) and the expiry is forgotten."""
+        current = self.store.get_request(playbook, run_id)
+        if current is not None:
+            self._wake(current)
+        self._ports()[1].cancel(_expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
 
     def _request_of(self, playbook: PlaybookRef, run_id: str) -> Request:
         """The run's request: ``404`` for no run, ``409`` for a run that asks nothing."""
@@ -889,6 +877,22 @@ def _digest(input_value: Any) -> str:
 
 def _event(event_type: str, moment: datetime, run_id: str, data: dict[str, Any]) -> Event:
     return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
+
+
+def _answer_fact(
+    moment: datetime,
+    run_id: str,
+    answer: Any,
+    claimed_for: str | None,
+    answered_by: str,
+    **more: Any,
+) -> tuple[AnswerFact, Event]:
+    """The answer fact and its ``request_answered`` (``more``: such as the ``reply`` it was read from)."""
+    at = format_time(moment)
+    answer_id = new_event_id(events.REQUEST_ANSWERED, moment)
+    data = {"answer": answer, "claimed_for": claimed_for, "answered_by": answered_by, **more}
+    fact = AnswerFact(run_id, answer_id, answer, claimed_for, answered_by, at)
+    return fact, Event(answer_id, events.REQUEST_ANSWERED, at, run_id, data)
 
 
 def _expiry_name(key: RunKey) -> str:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from parley.demo.chat import BOT_USER, Chat, Message
 from parley.documents.definition import check_source
+from parley.documents.pointers import identity_text
 from parley.documents.reply_rule import ReplyRule, resolve_reply_rule
 from parley.errors import ErrorEntry
 from parley.replies.taking import (
@@ -24,7 +25,6 @@ from parley.replies.taking import (
     ReadBlock,
     ReadResult,
     Refusal,
-    identity_text,
     take_replies,
 )
 
