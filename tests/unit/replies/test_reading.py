@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,59 +27,10 @@ from parley.runtime import Runtime
 from parley.tools.client import Bounds, McpToolClient
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")
-CHAT_FUNCTION = """---
-description: Send the draft to its owner in the chat and take their approval
-to: '{{ input.owner }}'
-expires: P2D
-deliver:
-  server: chat
-  tool: post_message
-  with:
-    channel: '{{ to }}'
-    text: '{{ message }}'
-  sent:
-    conversation: /channel
-    id: /ts
-replies:
-  conversation: '{{ sent.conversation }}/{{ sent.id }}'
-  tool: thread_replies
-  with:
-    channel: '{{ sent.conversation }}'
-    ts: '{{ sent.id }}'
-    oldest: '{{ since | default: "0" }}'
-    limit: 15
-  read:
-    list: /messages
-    order: oldest_first
-    each: { id: /ts, sender: /user, text: /text, to: /thread_ts }
-  wait: PT1M
-  tell:
-    with:
-      channel: '{{ sent.conversation }}'
-      thread_ts: '{{ sent.id }}'
-      text: '{{ message }}'
-reply: { verdict: word, note: rest }
-input:
-  schema:
-    type: object
-    required: [owner, draft]
-    properties:
-      owner: { type: string }
-      draft: { type: string, maxLength: 4000 }
-output:
-  schema:
-    type: object
-    required: [verdict]
-    properties:
-      verdict: { type: string, enum: [approve, revise] }
-      note: { type: string, maxLength: 2000 }
----
-Here is the draft:
-
-{{ input.draft }}
-
-Reply **approve**, or **revise** with a note of what to change.
-"""
+#: The spec's chat example ("Sending through a tool"), as examples/definitions keeps it.
+CHAT_FUNCTION = (
+    Path(__file__).resolve().parents[3] / "examples" / "definitions" / "approve-draft-in-chat.md"
+).read_text(encoding="utf-8")
 FAST = CHAT_FUNCTION.replace("  wait: PT1M\n", "")
 CHANNEL = (
     FAST.replace("  conversation: '{{ sent.conversation }}/{{ sent.id }}'\n", "")
