@@ -25,8 +25,11 @@ from parley_cdk.settings import StageSettings
 
 #: Timed work is idempotent: a message is tried this often before it is a dead letter.
 MAX_RECEIVES: Final = 5
-#: Messages the timer takes at once (each is one piece of timed work).
-BATCH_SIZE: Final = 10
+#: Messages the timer takes at once: one. Each piece of timed work may call a tool server for up to 40
+#: seconds (10 to open, 30 to respond); ten in one invocation would run one after another, delaying the
+#: later ones' cadence by minutes and passing the function's timeout. One message an invocation lets
+#: Lambda run them side by side, each on its own time.
+BATCH_SIZE: Final = 1
 #: AWS's advice for an SQS event source: a visibility timeout of at least six times the function's.
 VISIBILITY_TIMEOUT: Final = Duration.seconds(6 * function_named("timer").timeout_s)
 

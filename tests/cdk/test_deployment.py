@@ -345,6 +345,8 @@ def test_work_due_within_minutes_goes_through_the_timer_queue_which_the_timer_co
     assert mapping["EventSourceArn"] == get_att(queue_id)
     # A failed piece of work comes back alone, not with its whole batch.
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # One piece of work an invocation: a slow tool server never delays another read's cadence.
+    assert mapping["BatchSize"] == 1
     assert queue["Properties"]["VisibilityTimeout"] >= 6 * function_named("timer").timeout_s
     assert queue["Properties"]["RedrivePolicy"] == {
         "deadLetterTargetArn": get_att(queue_id_named(dev, "timer-queue-failures")),
