@@ -20,9 +20,10 @@ and kept nowhere. The rules, in the page's words:
 
 Choices where the page leaves room, each for a reason:
 
-- "The conversation's one open request" counts the open requests *of the message's sender*: a
-  message from someone who answers none of them is passed over ("Only a message from the answerer
-  counts"), and one from the answerer of one request among others for other people answers it.
+- A message with nothing at ``to`` from someone who answers none of the open requests is passed over
+  ("Only a message from the answerer counts"); from the answerer of one of them, it is refused as soon
+  as several requests are open in the conversation, whoever they are for ("is refused when several are
+  open"), and the refusal is told to the sender's oldest request.
 - A message whose ``to`` names its own ``id`` (a chat marks a message that starts a thread so) replies
   to nothing, as a message with nothing at ``to``.
 - The message whose ``id`` is the cursor the read started from was listed by an earlier read (a tool
@@ -217,7 +218,7 @@ def _decide(
         mine = [r for r in open_requests if r.answerer == sender]
         if not mine:
             return None
-        if len(mine) > 1:
+        if len(open_requests) > 1:  # "refused when several are open", whoever they are for
             return Refusal(None, reply_id, "several_open", candidates=tuple(r.run_id for r in mine))
         request = mine[0]
     reading = read_reply(request.rule, reply_words(_at(message, each.text)), request.answer_schema)

@@ -237,12 +237,14 @@ def test_a_message_naming_itself_as_its_thread_replies_to_nothing() -> None:
     assert result.decisions == (Answer("run-1", "3", {"verdict": "approve"}),)
 
 
-def test_the_open_requests_counted_are_the_senders_own() -> None:
-    outside = {"messages": [{"ts": "3", "user": "jon", "text": "revise"}]}
+def test_a_reply_outside_the_threads_is_refused_while_several_are_open_whoever_they_are_for() -> None:
+    outside = {
+        "messages": [{"ts": "3", "user": "jon", "text": "revise"}, {"ts": "4", "user": "lee", "text": "ok"}]
+    }
     requests = [request_for("1", "run-1", "maria"), request_for("2", "run-2", "jon")]
     assert take_replies(outside, THREADS, None, (), requests).decisions == (
-        Answer("run-2", "3", {"verdict": "revise"}),
-    )
+        Refusal(None, "3", "several_open", candidates=("run-2",)),
+    )  # lee answers none of them: passed over
 
 
 def test_once_one_of_two_requests_is_answered_a_reply_outside_the_threads_answers_the_other() -> None:
