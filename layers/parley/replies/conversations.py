@@ -38,6 +38,7 @@ from parley.runs.events import new_event_id
 from parley.runs.model import Event, Request
 from parley.runs.ports import RunKey
 from parley.runs.store import playbook_key, request_key
+from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.replies.taking import Refusal
     from parley.runs.service import RunService
-    from parley.tools.client import ToolAnswer
-    from parley.tools.servers import ResolvedServer
 
 REPLIES_READ: Final = "replies_read"
 READING_FAILED: Final = "reading_failed"
@@ -61,7 +60,6 @@ KEY_MAX_BYTES: Final = 256
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 #: ``replies.wait`` when left out.
 DEFAULT_WAIT: Final = timedelta(seconds=5)
-WORDS_MAX_CHARS: Final = 500
 
 
 @dataclass(frozen=True)
@@ -264,13 +262,6 @@ class ConversationStore:
         return item_key(f"PB#{ref.org}#{ref.playbook}", f"CONV#{ref.id}")
 
 
-@dataclass(frozen=True)
-class _ReadFailure:
-    because: str
-    words: str
-    retry_after_seconds: float | None = None
-
-
 class Conversations:
     """Joining, reading and telling, on the run service's store and ports."""
 
@@ -336,7 +327,7 @@ class Conversations:
         replies = oldest.delivery.replies
         outcome = self._call_reader(playbook, oldest, conversation)
         retry_after = None
-        if isinstance(outcome, _ReadFailure):
+        if isinstance(outcome, CallFailure):
             self._failed_read(playbook, ref, conversation, number, now, outcome)
             self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
             retry_after = outcome.retry_after_seconds
@@ -350,7 +341,7 @@ class Conversations:
 
     def _call_reader(
         self, playbook: PlaybookRef, oldest: Request, conversation: Conversation
-    ) -> _ReadFailure | tuple[ToolAnswer, ResolvedServer]:
+    ) -> CallFailure | CallAnswer:
         assert oldest.delivery is not None and oldest.delivery.replies is not None and oldest.sent is not None
         replies = oldest.delivery.replies
         data = {
@@ -360,36 +351,17 @@ class Conversations:
             "since": conversation.since or "",
         }
         arguments = _rendered(replies.get("with", {}), data)
-        if isinstance(arguments, _ReadFailure):
+        if isinstance(arguments, CallFailure):
             return arguments
-        return self._call(playbook, oldest.delivery.server, str(replies["tool"]), arguments)
-
-    def _call(
-        self, playbook: PlaybookRef, server_name: str, tool: str, arguments: Any
-    ) -> _ReadFailure | tuple[ToolAnswer, ResolvedServer]:
-        from parley.tools.client import ToolNotOffered, ToolServerFailure
-        from parley.tools.servers import SecretUnavailable, check_allowed, server_serving
-
         service = self._service
-        try:
-            server = server_serving(service.runtime.operator, playbook, server_name)
-            check_allowed(server, tool)
-            resolved = service.header_secrets.resolve(server)
-            answer = service.runtime.tool_client.call_tool(resolved.address, tool, arguments)
-        except ToolNotOffered as not_offered:
-            return _ReadFailure("tool_not_offered", not_offered.detail)
-        except SecretUnavailable as unavailable:
-            return _ReadFailure("server_failure", str(unavailable))
-        except ToolServerFailure as failure:
-            because = "timed_out" if failure.timed_out else "server_failure"
-            if failure.arguments_refused:
-                because = "arguments_refused"
-            return _ReadFailure(because, resolved.scrub(failure.detail), failure.retry_after_seconds)
-        if answer.is_error:
-            return _ReadFailure(
-                "tool_error", _clipped(str(resolved.scrub(answer.text or "The tool failed.")))
-            )
-        return answer, resolved
+        return call_for_playbook(
+            service.runtime,
+            service.header_secrets,
+            playbook,
+            oldest.delivery.server,
+            str(replies["tool"]),
+            arguments,
+        )
 
     def _failed_read(
         self,
@@ -398,7 +370,7 @@ class Conversations:
         conversation: Conversation,
         number: int,
         at: datetime,
-        failure: _ReadFailure,
+        failure: CallFailure,
     ) -> None:
         data: dict[str, Any] = {
             "conversation": conversation.key,
@@ -419,13 +391,13 @@ class Conversations:
         number: int,
         at: datetime,
         open_requests: list[Request],
-        outcome: tuple[ToolAnswer, ResolvedServer],
+        outcome: CallAnswer,
         ended: frozenset[str],
     ) -> str:
         from parley.documents.reply_rule import resolve_reply_rule
         from parley.replies.taking import Answer, OpenRequest, ReadBlock, take_replies
 
-        answer, _ = outcome
+        answer = outcome.answer
         oldest = open_requests[0]
         assert oldest.delivery is not None and oldest.delivery.replies is not None
         block = ReadBlock.from_document(oldest.delivery.replies["read"])
@@ -445,7 +417,7 @@ class Conversations:
         )
         if result.failed is not None:
             self._failed_read(
-                playbook, ref, conversation, number, at, _ReadFailure("unreadable", result.failed)
+                playbook, ref, conversation, number, at, CallFailure("unreadable", result.failed)
             )
             self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
             return "failed"
@@ -525,7 +497,7 @@ class Conversations:
             "server": request.delivery.server,
             "tool": tool,
         }
-        if isinstance(arguments, _ReadFailure):
+        if isinstance(arguments, CallFailure):
             self._service.store.record_events(
                 playbook,
                 [
@@ -544,13 +516,16 @@ class Conversations:
             "arguments_digest": content_digest(arguments),
         }
         self._service.store.record_events(playbook, [_event(TELLING_STARTED, at, None, started)])
-        outcome = self._call(playbook, request.delivery.server, tool, arguments)
+        service = self._service
+        outcome = call_for_playbook(
+            service.runtime, service.header_secrets, playbook, request.delivery.server, tool, arguments
+        )
         now = self._service.runtime.clock.now()
-        if isinstance(outcome, _ReadFailure):
+        if isinstance(outcome, CallFailure):
             failed = {**base, "because": outcome.because, "message": outcome.words}
             self._service.store.record_events(playbook, [_event(TELLING_FAILED, now, None, failed)])
             return
-        answer, resolved = outcome
+        answer, resolved = outcome.answer, outcome.resolved
         if request.delivery.sent_pointers is not None:
             from parley.runs.delivery import sent_values
 
@@ -563,7 +538,7 @@ class Conversations:
 
 
 def _rendered(written: Any, data: dict[str, Any]) -> Any:
-    """Arguments rendered typed; a :class:`_ReadFailure` when they do not render or pass 16 KiB
+    """Arguments rendered typed; a :class:`CallFailure` when they do not render or pass 16 KiB
     ("a read or telling is not sent")."""
     from parley.documents.json_schema import json_size
     from parley.templates.render import RenderFailure, render_typed
@@ -571,10 +546,10 @@ def _rendered(written: Any, data: dict[str, Any]) -> Any:
     try:
         arguments = render_typed(written, data)
     except RenderFailure as failure:
-        return _ReadFailure("unworkable", f"The arguments do not render: {failure}")
+        return CallFailure("unworkable", f"The arguments do not render: {failure}")
     size = json_size(arguments)
     if size > ARGUMENTS_MAX_BYTES:
-        return _ReadFailure(
+        return CallFailure(
             "too_large", f"The arguments render {size:,} bytes as JSON; a call sends at most 16 KiB."
         )
     return arguments
@@ -589,7 +564,3 @@ def _wait(replies: dict[str, Any]) -> timedelta:
 
 def _event(event_type: str, moment: datetime, run_id: str | None, data: dict[str, Any]) -> Event:
     return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= WORDS_MAX_CHARS else text[: WORDS_MAX_CHARS - 1] + "…"

@@ -31,28 +31,26 @@ attempt that still stands changes the request.
 
 from __future__ import annotations
 
-import random
 import secrets
-import time
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
-from parley.dynamo import StoreConflict, StoreContention
+from parley.dynamo import StoreConflict
 from parley.errors import ErrorEntry, Problem
 from parley.runs import events
 from parley.runs.events import new_event_id
 from parley.runs.model import Delivery, Event, Rejection, Request, Run, invalid_input
 from parley.runs.ports import RunKey
+from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
 
 if TYPE_CHECKING:
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
     from parley.runs.prepare import DeliverBlock
     from parley.runs.service import RunService
-    from parley.tools.client import ToolAnswer
-    from parley.tools.servers import ResolvedServer
 
 #: "Attempts": five in all.
 ATTEMPTS: Final = 5
@@ -69,11 +67,7 @@ RETRY_AFTER_MAX: Final = timedelta(minutes=8)
 LOST_AFTER: Final = timedelta(minutes=1)
 #: "Bounds": the arguments of a call, as JSON.
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
-#: How much of a tool's error text ``delivery_failed`` keeps.
-WORDS_MAX_CHARS: Final = 500
 
-#: How often the end of an attempt is written while another transaction holds the same items.
-END_WRITES: Final = 8
 
 #: SendTaskFailure's error when a notification's attempts are spent.
 UNDELIVERED_ERROR: Final = "Parley.Undelivered"
@@ -175,16 +169,6 @@ def lost_work(key: RunKey, number: int) -> dict[str, Any]:
     return {"work": "lost", "run": key.as_json(), "attempt": number}
 
 
-@dataclass(frozen=True)
-class _Failure:
-    """How an attempt failed: ``because`` as ``delivery_failed`` names it, the words, a server's wait."""
-
-    because: str
-    words: str
-    retry_after_seconds: float | None = None
-    duration_ms: int | None = None
-
-
 class Deliveries:
     """The attempts of requests sent through tools, on the service's store and ports."""
 
@@ -217,13 +201,22 @@ class Deliveries:
             service.store.claim_attempt(playbook, key.run_id, number, format_time(now), started)
         except StoreConflict:
             return "unchanged"  # another worker took it, or the request ended meanwhile
-        outcome = self._send(playbook, request, delivery)
+        outcome = call_for_playbook(
+            service.runtime,
+            service.header_secrets,
+            playbook,
+            delivery.server,
+            delivery.tool,
+            delivery.arguments,
+        )
         at = service.runtime.clock.now()
-        if isinstance(outcome, _Failure):
+        if isinstance(outcome, CallFailure):
+            if outcome.because == "tool_not_offered":
+                words = f"{outcome.words} The request stays open, to be answered through the inbox."
+                outcome = replace(outcome, words=words)
             happened = self._failed(key, request, number, now, at, outcome)
         else:
-            answer, resolved, record = outcome
-            happened = self._delivered(key, request, number, at, answer, resolved, record)
+            happened = self._delivered(key, request, number, at, outcome)
         # Only once the end is recorded: an end that could not be written leaves the attempt to the check.
         scheduler.cancel(lost_name(key, number))
         return happened
@@ -248,45 +241,9 @@ class Deliveries:
             f"Attempt {number} started at {request.attempt_started_at} and recorded no end within a minute: "
             "it was cut off (a restart), and counts as failed."
         )
-        return self._failed(key, request, number, started, now, _Failure("lost", words))
+        return self._failed(key, request, number, started, now, CallFailure("lost", words))
 
-    # --- one attempt ---------------------------------------------------------------------------------
-
-    def _send(
-        self, playbook: PlaybookRef, request: Request, delivery: Delivery
-    ) -> _Failure | tuple[ToolAnswer, ResolvedServer, bool]:
-        from parley.tools.client import ToolNotOffered, ToolServerFailure
-        from parley.tools.servers import SecretUnavailable, check_allowed, server_serving
-
-        service = self._service
-        try:
-            server = server_serving(service.runtime.operator, playbook, delivery.server)
-            check_allowed(server, delivery.tool)
-            resolved = service.header_secrets.resolve(server)
-            answer = service.runtime.tool_client.call_tool(
-                resolved.address, delivery.tool, delivery.arguments
-            )
-        except ToolNotOffered as not_offered:
-            return _Failure(
-                "tool_not_offered",
-                f"{not_offered.detail} The request stays open, to be answered through the inbox.",
-            )
-        except SecretUnavailable as unavailable:
-            return _Failure("server_failure", str(unavailable))
-        except ToolServerFailure as failure:
-            if failure.arguments_refused:
-                because = "arguments_refused"
-            elif failure.timed_out:
-                because = "timed_out"
-            else:
-                because = "server_failure"
-            return _Failure(
-                because, resolved.scrub(failure.detail), failure.retry_after_seconds, failure.duration_ms
-            )
-        if answer.is_error:
-            text = resolved.scrub(answer.text or "The tool returned an error without words.")
-            return _Failure("tool_error", _clipped(str(text)), None, answer.duration_ms)
-        return answer, resolved, server.record_content
+    # --- one attempt's end ---------------------------------------------------------------------------
 
     def _delivered(
         self,
@@ -294,13 +251,12 @@ class Deliveries:
         request: Request,
         number: int,
         at: datetime,
-        answer: ToolAnswer,
-        resolved: ResolvedServer,
-        record_content: bool,
+        called: CallAnswer,
     ) -> str:
         from parley.documents.json_schema import json_size
         from parley.tools.recording import content_digest
 
+        answer, resolved = called.answer, called.resolved
         service = self._service
         playbook = _playbook(key)
         assert request.delivery is not None
@@ -313,7 +269,7 @@ class Deliveries:
             "result_digest": content_digest(kept),
             "duration_ms": answer.duration_ms,
         }
-        if record_content:
+        if called.server.record_content:
             data["result"] = kept
         sent = None
         if request.delivery.sent_pointers is not None:
@@ -350,16 +306,12 @@ class Deliveries:
             ):
                 service.conversations.join(key, request, conversation, sent)
             return "delivered"
-        run = service.store.get_run(playbook, key.run_id)
-        if run is None or run.status != "started":
-            service.store.record_events(playbook, [succeeded])
-            return "delivered"
-        done = replace(run, status="succeeded", output={}, finished_at=format_time(at))
-        ended = _event(events.RUN_SUCCEEDED, at, key.run_id, {"output": {}})
-        if self._end_attempt(
-            playbook, key.run_id, number, "delivered", [succeeded, ended], sent=sent, ending=done
-        ):
-            service.after_ending(playbook, key, None, "The notification was delivered.")
+
+        def succeeded_run(run: Run) -> tuple[Run, Event]:
+            done = replace(run, status="succeeded", output={}, finished_at=format_time(at))
+            return done, _event(events.RUN_SUCCEEDED, at, key.run_id, {"output": {}})
+
+        self._end_notification(key, number, "delivered", succeeded, succeeded_run, sent=sent)
         return "delivered"
 
     def _failed(
@@ -369,7 +321,7 @@ class Deliveries:
         number: int,
         started: datetime,
         at: datetime,
-        failure: _Failure,
+        failure: CallFailure,
     ) -> str:
         service = self._service
         playbook = _playbook(key)
@@ -402,19 +354,46 @@ class Deliveries:
         if request.takes_answer:
             self._end_attempt(playbook, key.run_id, number, "undelivered", [failed])
             return "undelivered"
-        run = service.store.get_run(playbook, key.run_id)
-        if run is None or run.status != "started":
-            service.store.record_events(playbook, [failed])
-            return "undelivered"
         detail = f"All {ATTEMPTS} attempts to deliver the notification failed; the last: {failure.words}"
         rejection = Rejection("unanswered", detail, kind="undelivered")
-        ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(at))
-        rejected = _event(events.RUN_REJECTED, at, key.run_id, {"rejection": rejection.as_json()})
-        if self._end_attempt(playbook, key.run_id, number, "undelivered", [failed, rejected], ending=ended):
-            service.after_ending(playbook, key, UNDELIVERED_ERROR, detail)
+
+        def rejected_run(run: Run) -> tuple[Run, Event]:
+            ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(at))
+            return ended, _event(events.RUN_REJECTED, at, key.run_id, {"rejection": rejection.as_json()})
+
+        self._end_notification(key, number, "undelivered", failed, rejected_run, error=UNDELIVERED_ERROR)
         return "undelivered"
 
     # --- helpers -------------------------------------------------------------------------------------
+
+    def _end_notification(
+        self,
+        key: RunKey,
+        number: int,
+        standing: str,
+        attempt_end: Event,
+        ending: Callable[[Run], tuple[Run, Event]],
+        *,
+        sent: dict[str, str] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """A notification's last attempt ends its run too (``ending`` makes the run's end from the run
+        as it stands), then its wait: with ``error``, or as a success. A run that ended meanwhile keeps
+        its ending; the attempt's end is still recorded."""
+        service = self._service
+        playbook = _playbook(key)
+        run = service.store.get_run(playbook, key.run_id)
+        if run is None or run.status != "started":
+            service.store.record_events(playbook, [attempt_end])
+            return
+        ended, event = ending(run)
+        if self._end_attempt(
+            playbook, key.run_id, number, standing, [attempt_end, event], sent=sent, ending=ended
+        ):
+            cause = (
+                ended.rejection.detail if ended.rejection is not None else "The notification was delivered."
+            )
+            service.after_ending(playbook, key, error, cause)
 
     def _end_attempt(
         self,
@@ -432,22 +411,10 @@ class Deliveries:
         playbook's counter is shared by all its requests): an end given up on would leave the attempt
         to the lost check, and the message would be sent twice."""
         store = self._service.store
-        for tried in range(END_WRITES - 1):
-            try:
-                return store.end_attempt(
-                    playbook,
-                    run_id,
-                    number,
-                    standing,
-                    ended,
-                    sent=sent,
-                    conversation=conversation,
-                    ending=ending,
-                )
-            except StoreContention:
-                time.sleep(random.uniform(0, 0.01 * 2**tried))  # jitter, not a secret
-        return store.end_attempt(
-            playbook, run_id, number, standing, ended, sent=sent, conversation=conversation, ending=ending
+        return self._service.retrying(
+            lambda: store.end_attempt(
+                playbook, run_id, number, standing, ended, sent=sent, conversation=conversation, ending=ending
+            )
         )
 
     def _configured(self, playbook: PlaybookRef, name: str) -> ToolServer | None:
@@ -540,10 +507,6 @@ def _attempt_event_id(event_type: str, moment: datetime, attempt: int) -> str:
     types' own steps (started 20, ended 30) would list the start first."""
     step = 18 + 2 * attempt + (0 if event_type == events.DELIVERY_STARTED else 1)
     return f"{events.event_id_floor(moment)}{step:02d}{secrets.token_hex(8)}"
-
-
-def _clipped(text: str) -> str:
-    return text if len(text) <= WORDS_MAX_CHARS else text[: WORDS_MAX_CHARS - 1] + "…"
 
 
 def refused_data(refused: DeliveryRefused, server: str, tool: str) -> dict[str, Any]:

@@ -112,7 +112,7 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
     takes_answer = isinstance(output_block, dict) and "schema" in output_block
     to = answerer = message = None
     expires = timedelta(0)
-    call = None
+    call = deliver = None
     if refusal is None and "call" in front_matter:
         block = front_matter["call"]
         call = CallBlock(
@@ -129,9 +129,8 @@ def prepare_function(definition: Definition, checked: CheckedDocument) -> Prepar
             answerer = _template(front_matter["from"], lines.get("/from", 1))
         message = _template(checked.body, lines.get("body", 1))
         expires = parse_duration(front_matter["expires"])
-    deliver = None
-    if refusal is None and isinstance(front_matter.get("deliver"), dict):
-        deliver = _deliver_block(front_matter, _lines(definition.source).get("/deliver/with", 1))
+        if isinstance(front_matter.get("deliver"), dict):
+            deliver = _deliver_block(front_matter, lines.get("/deliver/with", 1))
     return PreparedFunction(
         type=definition.type,
         name=definition.name,

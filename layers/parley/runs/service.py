@@ -569,7 +569,7 @@ class RunService:
             except StoreContention:
                 _back_off(attempt)
                 continue
-            self._after_ending(
+            self.after_ending(
                 playbook, RunKey(playbook.org, playbook.playbook, run_id), CANCELLED_ERROR, detail
             )
             return ended
@@ -578,7 +578,7 @@ class RunService:
     def expire_request(self, key: RunKey) -> str:
         """The timer's work: end the request as expired once it is due and still open. What happened:
         ``expired``, or ``unchanged`` (already ended, or not yet due: the backstop covers that)."""
-        return self._retrying(lambda: self._expire(key, due=True))
+        return self.retrying(lambda: self._expire(key, due=True))
 
     def _expire(self, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
         """End an open request as expired. ``end_wait`` is false for the settle step's backstop: the
@@ -602,11 +602,8 @@ class RunService:
         except StoreConflict:
             return "unchanged"  # answered or cancelled first: the timer does nothing
         if end_wait:
-            self._after_ending(playbook, key, EXPIRED_ERROR, detail)
+            self.after_ending(playbook, key, EXPIRED_ERROR, detail)
         return "expired"
-
-    def _after_ending(self, playbook: PlaybookRef, key: RunKey, error: str, cause: str) -> None:
-        self.after_ending(playbook, key, error, cause)
 
     def after_ending(self, playbook: PlaybookRef, key: RunKey, error: str | None, cause: str) -> None:
         """End the execution's wait (if it has parked; else parking does it): with ``error``, or as a
@@ -660,7 +657,7 @@ class RunService:
     def settle_run(self, key: RunKey, error: str | None) -> str:
         """The settle step: write the run's ending from what the store says (idempotent). Returns
         ``succeeded``, ``expired`` (the backstop expired it), or ``unchanged``."""
-        return self._retrying(lambda: self._settle(key, error))
+        return self.retrying(lambda: self._settle(key, error))
 
     def _settle(self, key: RunKey, error: str | None) -> str:
         playbook = PlaybookRef(key.org, key.playbook)
@@ -688,7 +685,8 @@ class RunService:
             return self._expire(key, due=False, end_wait=False)
         return "unchanged"
 
-    def _retrying(self, work: Callable[[], Result]) -> Result:
+    def retrying(self, work: Callable[[], Result]) -> Result:
+        """``work``, tried again (with jittered back-off) while another transaction holds its items."""
         for attempt in range(WRITE_ATTEMPTS - 1):
             try:
                 return work()

@@ -39,6 +39,7 @@ from parley.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
+from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
 from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Rejection, Request, Run
 
 if TYPE_CHECKING:
@@ -501,7 +502,7 @@ class DynamoRunStore:
             if not conflict.failed(0):
                 raise
             # The attempt's own end is still history; the run's ending is not (the run ended otherwise).
-            own = [event for event in events if event.type not in ("run_succeeded", "run_rejected")]
+            own = [event for event in events if event.type not in (RUN_SUCCEEDED, RUN_REJECTED)]
             if own:
                 self.record_events(playbook, own)
             return False
