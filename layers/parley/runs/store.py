@@ -631,14 +631,11 @@ class DynamoRunStore:
         }
         update = "SET #status = :status, #finished_at = :finished_at"
         removed = []
-        if run.status == "succeeded":
+        if run.status == "succeeded":  # a started run holds no output yet: only the new one is set
             for number, (name, value) in enumerate(self._output_values(playbook, run).items()):
                 update += f", #o{number} = :o{number}"
                 names[f"#o{number}"] = name
                 values[f":o{number}"] = self._codec.value(value)
-            if "output_ref" in names.values():
-                names["#output"] = "output"
-                removed.append("#output")
         if run.rejection is not None:
             update += ", #rejection = :rejection"
             names["#rejection"] = "rejection"
