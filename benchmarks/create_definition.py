@@ -41,7 +41,7 @@ def measure() -> dict[str, tuple[float, float]]:
     from parley.local.aws import create_table, local_dynamodb_client
     from parley.local.events import api_gateway_event
     from parley.local.server import LambdaContext
-    from parley.runtime import Runtime
+    from parley.ports.runtime import Runtime
 
     operator = parse_operator_config((ROOT / "examples" / "operator.yaml").read_text(), "operator.yaml")
     figures: dict[str, tuple[float, float]] = {}

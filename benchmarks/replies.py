@@ -14,7 +14,7 @@ counted all the same, and their time on AWS is an assumption (:data:`ASSUMED_TOO
 - :func:`calls_of_a_reply_answer`: the AWS calls, the tool calls and the list-price cost of one request
   answered by reply after two days (the spec's example as written: ``wait: PT1M``, ``expires: P2D``;
   the reply comes 10 minutes before the expiry and is taken at the next read). Each call of the
-  scheduler port is counted as what the AWS adapter (``parley.scheduling.eventbridge``) makes of it:
+  scheduler port is counted as what the AWS adapter (``parley.aws.eventbridge``) makes of it:
   work due at once is an asynchronous Lambda invocation, work due within 15 minutes an SQS message with
   a per-message delay (so every read is one SendMessage and one Lambda invocation through the queue's
   event source), and later work an EventBridge schedule (the expiry, deleted once answered).
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.runs import ASSUMED_BILLED_SECONDS, PRICES, Tally
-from parley.scheduling.eventbridge import AT_ONCE, QUEUE_DELAY_MAX
+from parley.aws.eventbridge import AT_ONCE, QUEUE_DELAY_MAX
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_EXAMPLE = (ROOT / "examples" / "definitions" / "approve-draft-in-chat.md").read_text(encoding="utf-8")
@@ -86,7 +86,7 @@ class InProcessTools:
         self.on = False
 
     def list_tools(self, address: Any) -> list[Any]:
-        from parley.tools.client import ListedTool
+        from parley.ports.tools import ListedTool
 
         listed = asyncio.run(self._server.list_tools())
         return [
@@ -111,7 +111,8 @@ class InProcessTools:
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import CallToolResult, TextContent
 
-        from parley.tools.client import ToolAnswer, ToolNotOffered, answer_of
+        from parley.ports.tools import ToolAnswer, ToolNotOffered
+        from parley.tools.client import answer_of
 
         listed = {found.name: found for found in self.list_tools(address)}
         if tool not in listed:
@@ -333,8 +334,8 @@ def reads_per_hour(sizes: tuple[int, ...] = (1, 100)) -> list[HourOfReads]:
     from parley.local.clock_routes import advance
     from parley.local.functions import project_functions
     from parley.local.scheduler import LocalScheduler
+    from parley.ports.runtime import Runtime
     from parley.runs.service import run_service
-    from parley.runtime import Runtime
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     playbook = PlaybookRef("acme", "campaigns")
@@ -422,7 +423,7 @@ def calls_of_a_reply_answer() -> ReplyAnswerCalls:
     at once, read on the cadence for two days, answered by a reply 10 minutes before it would expire,
     settled, and the read after the answer finding nothing open. Then price it."""
     from parley.infrastructure.functions import function_named
-    from parley.runs.ports import RunKey
+    from parley.ports.waiting import RunKey
 
     owner = "maria"
     with local_runtime() as harness, harness.counting() as counts:

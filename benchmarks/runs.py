@@ -155,11 +155,11 @@ def cpu_per_operation(rounds: int = 300) -> dict[str, tuple[float, float]]:
     from parley.clock import ManualClock
     from parley.config import parse_operator_config
     from parley.definitions.store import DynamoDefinitionStore
+    from parley.executions.entry import build_timer_handler
     from parley.local.aws import create_table, local_dynamodb_client
-    from parley.runs.entry import build_timer_handler
-    from parley.runs.ports import RunKey
+    from parley.ports.runtime import Runtime
+    from parley.ports.waiting import RunKey
     from parley.runs.service import run_service
-    from parley.runtime import Runtime
 
     with mock_aws():
         client = local_dynamodb_client()
@@ -283,7 +283,7 @@ def calls_of_an_answered_run() -> dict[str, Any]:
     from parley.config import parse_operator_config
     from parley.infrastructure.functions import function_named
     from parley.local.server import ServeOptions, running
-    from parley.runs.ports import RunKey
+    from parley.ports.waiting import RunKey
 
     original = local_aws_module.local_dynamodb_client
     tally: Tally | None = None
@@ -378,8 +378,8 @@ def first_page_scans(sizes: tuple[int, ...] = (100, 10_000)) -> dict[int, int]:
     from parley.definitions.model import PlaybookRef
     from parley.definitions.store import DynamoDefinitionStore
     from parley.local.aws import create_table, local_dynamodb_client
+    from parley.ports.runtime import Runtime
     from parley.runs.service import run_service
-    from parley.runtime import Runtime
 
     playbook = PlaybookRef("acme", "campaigns")
     scanned: dict[int, int] = {}

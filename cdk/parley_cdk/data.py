@@ -14,7 +14,7 @@ from parley.infrastructure.table import TABLE
 from parley_cdk.nag import accept
 from parley_cdk.settings import StageSettings
 
-#: What keeping content takes: ``parley.content.S3ContentStore`` puts and gets objects, nothing else.
+#: What keeping content takes: ``parley.aws.content.S3ContentStore`` puts and gets objects, nothing else.
 CONTENT_ACTIONS = ("s3:GetObject", "s3:PutObject")
 
 

@@ -1,8 +1,8 @@
-"""The timer queue (``parley.scheduling.eventbridge``): work due within 15 minutes (a delivery's next
+"""The timer queue (``parley.aws.eventbridge``): work due within 15 minutes (a delivery's next
 attempt, the check for a lost one, a conversation's next read) is an SQS message with a per-message
 timer (``DelaySeconds``), which the timer function consumes through an event source mapping. SQS makes a
-message visible within about a second of its time, so reads at 5, 10, 20 and 40 seconds keep their
-cadence; EventBridge Scheduler fires by the minute.
+message visible within about a second of its time, so the first reads, which wait 5, 10, 20 and 40
+seconds, keep their cadence; EventBridge Scheduler fires by the minute.
 
 A batch reports the messages whose work failed (``batchItemFailures``); each such message comes back
 after the visibility timeout, and after :data:`MAX_RECEIVES` receives goes to the queue's dead-letter

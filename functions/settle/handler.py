@@ -1,5 +1,5 @@
-"""Lambda entry of the state machine's Settle tasks: writes the run's ending (parley.runs.entry)."""
+"""Lambda entry of the state machine's Settle tasks: writes the run's ending (parley.executions.entry)."""
 
-from parley.runs.entry import handle_settle
+from parley.executions.entry import handle_settle
 
 handler = handle_settle

@@ -1,5 +1,5 @@
-"""Lambda entry of every EventBridge Scheduler schedule: runs the timed work (parley.runs.entry)."""
+"""Lambda entry of every EventBridge Scheduler schedule: runs the timed work (parley.executions.entry)."""
 
-from parley.runs.entry import handle_timer
+from parley.executions.entry import handle_timer
 
 handler = handle_timer

@@ -1,5 +1,5 @@
-"""Lambda entry of the state machine's Wait task: keeps the task token on the request (parley.runs.entry)."""
+"""Lambda entry of the state machine's Wait task: keeps the task token on the request (parley.executions.entry)."""
 
-from parley.runs.entry import handle_wait
+from parley.executions.entry import handle_wait
 
 handler = handle_wait

@@ -91,7 +91,7 @@ def test_the_authorizer_handler_is_the_authorizers_handle() -> None:
 def test_the_run_functions_handlers_are_the_entries_of_the_runs_domain(name: str) -> None:
     import importlib.util
 
-    from parley.runs import entry
+    from parley.executions import entry
 
     spec = importlib.util.spec_from_file_location(f"{name}_handler", ROOT / function_named(name).handler)
     assert spec is not None and spec.loader is not None

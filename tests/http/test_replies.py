@@ -230,12 +230,16 @@ def test_the_reads_at_each_step_of_the_cadence(session: Session) -> None:
     assert session.of_type(run_id, "delivery_succeeded")
     assert session.reads(owner) == 0
 
-    # (seconds after the join, reads by then): 5, 10, 20 and 40 s, then each minute through the 18th
-    # read (100 … 880 s), then every 5 minutes (1180, 1480 s).
-    steps = [(4, 0), (5, 1), (9, 1), (10, 2), (19, 2), (20, 3), (39, 3), (40, 4)]
-    for n in range(5, 19):
-        steps += [(40 + 60 * (n - 4) - 1, n - 1), (40 + 60 * (n - 4), n)]
-    steps += [(1179, 18), (1180, 19), (1479, 19), (1480, 20)]
+    # (seconds after the join, reads by then). Each figure of the page is the wait before the next read:
+    # 5 s after the join, then 10, 20 and 40 s (reads at 5, 15, 35 and 75 s), then a minute through the
+    # 18th read (135 … 915 s), then 5 minutes (1215, 1515 s). Each read is checked a second before it, at
+    # its time and a second after: none at 4 s, one at 6 and 14 s, two at 16 s … 17 at 914 s, 18 at 916 and
+    # 1,214 s, 19 at 1,216 s.
+    times = [5, 15, 35, 75] + [75 + 60 * k for k in range(1, 15)] + [1215, 1515]
+    assert (times[4], times[17]) == (135, 915)
+    steps: list[tuple[int, int]] = []
+    for n, time in enumerate(times, start=1):
+        steps += [(time - 1, n - 1), (time, n), (time + 1, n)]
     at = 0.0
     for moment, reads in steps:
         session.advance(moment - at)
@@ -253,7 +257,9 @@ def test_the_wait_floor(session: Session) -> None:
     owner = channel_of("wait")
     session.run("approve-in-chat", owner)  # wait: PT1M
     session.advance(0)
-    steps = [(5, 0), (59, 0), (60, 1), (119, 1), (120, 2), (179, 2), (180, 3), (239, 3), (240, 4), (299, 4)]
+    # every wait is at least a minute: none before 60 s, the next at 120 s and not before
+    steps = [(5, 0), (15, 0), (35, 0), (59, 0), (60, 1), (75, 1), (119, 1), (120, 2), (135, 2), (179, 2)]
+    steps += [(180, 3), (239, 3), (240, 4), (299, 4)]
     steps += [(300, 5), (359, 5), (360, 6)]
     at = 0.0
     for moment, reads in steps:
@@ -302,7 +308,7 @@ def test_two_requests_share_one_reading_and_replies_go_to_the_thread_they_name(s
     assert {session.listed(r)["conversation"] for r in (first, second)} == {owner}  # type: ignore[index]
 
     previous = 2
-    for moment, reads in [(5, 1), (10, 2), (20, 3), (40, 4), (100, 5)]:
+    for moment, reads in [(5, 1), (15, 2), (35, 3), (75, 4), (135, 5)]:
         session.advance(moment - previous)
         previous = moment
         assert session.reads(owner) == reads, f"one read per step for both: {reads} by {moment} s"
@@ -331,11 +337,11 @@ def test_two_requests_share_one_reading_and_replies_go_to_the_thread_they_name(s
 def test_a_request_joining_a_conversation_with_nothing_open_is_read_5_seconds_later(session: Session) -> None:
     owner = channel_of("rejoin")
     first = session.run("approve-channel", owner, draft="first")
-    session.advance(41)  # reads at 5, 10, 20 and 40 s; the next would come at 100 s
+    session.advance(76)  # reads at 5, 15, 35 and 75 s; the next would come at 135 s
     assert session.reads(owner) == 4
     answered = session.http.post(f"/runs/{first}/answer", json={"answer": {"verdict": "approve"}})
     assert answered.status_code == 200, answered.text
-    session.run("approve-channel", owner, draft="second")  # joins at 41 s, with nothing else open
+    session.run("approve-channel", owner, draft="second")  # joins at 76 s, with nothing else open
     session.advance(5)
     assert session.reads(owner) == 5, "read 5 seconds after the request joined"
 
@@ -387,13 +393,14 @@ def test_refusals_are_recorded_without_words_ten_at_most_and_told_three_times(se
     assert session.tellings(run_id, "telling_failed") == []
 
     session.reply(channel, ts, "no")  # an 11th refusal: no trace, nobody told
-    session.advance(5)
+    session.advance(10)  # read 2, at 15 s
+    assert session.reads(owner) == 2
     assert len(session.of_type(run_id, "reply_refused")) == 10
     assert len(session.told(channel, ts)) == 3
     assert session.get_run(run_id)["status"] == "started"
 
     session.reply(channel, ts, "Approve! Ship it.")
-    session.advance(10)
+    session.advance(20)  # read 3, at 35 s
     done = session.get_run(run_id)
     assert (done["status"], done["output"]) == ("succeeded", {"verdict": "approve", "note": "Ship it."})
 
@@ -439,7 +446,8 @@ def test_the_playbooks_own_tellings_are_not_counted_as_replies(session: Session)
     session.reply(channel, ts, "later")
     session.advance(5)  # read 1: the reply, refused and told
     assert len(session.told(channel, ts)) == 1
-    session.advance(5)  # read 2 lists only the telling, which the playbook sent
+    session.advance(10)  # read 2, at 15 s, lists only the telling, which the playbook sent
+    assert session.reads(owner) == 2
     read = session.playbook_events("replies_read", f"{owner}/{ts}")
     assert [(e["data"]["read"], e["data"]["messages"]) for e in read] == [(1, 1)]
 
@@ -455,7 +463,7 @@ def test_a_read_over_64_kib_fails_and_the_reading_goes_on(session: Session) -> N
     failed = session.playbook_events("reading_failed", f"{owner}/{ts}")
     assert [e["data"]["read"] for e in failed] == [1]
     assert "64 KiB" in failed[0]["data"]["message"]
-    session.advance(5)
+    session.advance(10)  # read 2, at 15 s
     assert [e["data"]["read"] for e in session.playbook_events("reading_failed", f"{owner}/{ts}")] == [1, 2]
     assert session.reads(owner) == 2
 
@@ -477,7 +485,7 @@ def test_a_reply_over_8_kib_is_refused_with_the_limit_in_the_telling(session: Se
     assert session.get_run(run_id)["status"] == "started"
 
     session.reply(channel, ts, "approve " + "y" * 1990)  # within every bound: taken
-    session.advance(5)
+    session.advance(10)  # read 2, at 15 s
     assert session.get_run(run_id)["output"] == {"verdict": "approve", "note": "y" * 1990}
 
 
@@ -568,7 +576,7 @@ def test_a_failed_read_is_recorded_and_the_reading_goes_on(session: Session) -> 
     session.fail_reads("thread_replies", 1, mode="server_error")
     session.advance(5)
     session.fail_reads("thread_replies", 1000)
-    session.advance(15)
+    session.advance(30)  # reads 2 and 3, at 15 and 35 s
     failed = session.playbook_events("reading_failed", conversation)
     assert [(e["data"]["read"], e["data"]["because"]) for e in failed] == [
         (1, "server_failure"),
@@ -579,7 +587,7 @@ def test_a_failed_read_is_recorded_and_the_reading_goes_on(session: Session) -> 
     assert session.get_run(run_id)["status"] == "started"
 
     session.chat_http.delete("/api/failures")
-    session.advance(20)  # read 4, at 40 s
+    session.advance(40)  # read 4, at 75 s
     done = session.get_run(run_id)
     assert (done["status"], done["output"]) == ("succeeded", {"verdict": "approve"})
     assert [e["data"]["read"] for e in session.playbook_events("replies_read", conversation)] == [4]

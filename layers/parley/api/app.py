@@ -2,7 +2,7 @@
 
 ``handle(event, context)`` is the function API Gateway invokes: on its first call it builds the
 runtime from the environment (``PARLEY_TABLE``, ``PARLEY_OPERATOR_CONFIG``), never at import.
-``build_handler(runtime)`` gives the same handler around any :class:`~parley.runtime.Runtime`: the
+``build_handler(runtime)`` gives the same handler around any :class:`~parley.ports.runtime.Runtime`: the
 local server and the tests use it.
 
 Only powertools' resolver and the problem mapping load with this module; the routes, the domain and
@@ -25,7 +25,7 @@ from parley.api.problems import internal_problem, problem_result, register_probl
 from parley.api.routing import Routes
 
 if TYPE_CHECKING:
-    from parley.runtime import Runtime
+    from parley.ports.runtime import Runtime
 
 Handler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
 
@@ -66,7 +66,7 @@ def build_handler(runtime: Runtime) -> Handler:
 
 @functools.cache
 def _default_handler() -> Handler:
-    from parley.runtime import runtime_from_environment
+    from parley.aws.environment import runtime_from_environment
 
     return build_handler(runtime_from_environment())
 

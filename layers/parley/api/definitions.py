@@ -12,7 +12,7 @@ from parley.api.problems import json_response
 from parley.api.requests import caller, parse_body, query_flag, query_limit, query_text
 from parley.api.routing import PLAYBOOK_BASE, Routes
 from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, require_type
-from parley.runtime import Runtime
+from parley.ports.runtime import Runtime
 
 
 class CreateDefinitionBody(BaseModel):

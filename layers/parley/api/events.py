@@ -11,8 +11,8 @@ from aws_lambda_powertools.event_handler import Response
 from parley.api.problems import json_response
 from parley.api.requests import caller, query_limit, query_text
 from parley.api.routing import PLAYBOOK_BASE, Routes
+from parley.ports.runtime import Runtime
 from parley.runs.service import DEFAULT_LIMIT, MAX_LIMIT, run_service
-from parley.runtime import Runtime
 
 
 def register_event_routes(routes: Routes, runtime: Runtime) -> None:

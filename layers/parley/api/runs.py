@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict
 from parley.api.problems import json_response
 from parley.api.requests import caller, parse_body, query_limit, query_text
 from parley.api.routing import PLAYBOOK_BASE, Routes
+from parley.ports.runtime import Runtime
 from parley.runs.service import DEFAULT_LIMIT, MAX_LIMIT, run_service
-from parley.runtime import Runtime
 
 
 class RunDefinitionBody(BaseModel):

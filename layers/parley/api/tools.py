@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from parley.api.problems import json_response
 from parley.api.requests import caller, parse_body, query_text
 from parley.api.routing import PLAYBOOK_BASE, Routes
-from parley.runtime import Runtime
+from parley.ports.runtime import Runtime
 from parley.tools.service import ToolService
 
 

@@ -21,7 +21,7 @@ from parley.clock import Clock, format_time
 from parley.definitions.cursor import decode_cursor, encode_cursor
 from parley.definitions.model import DEFINITION_TYPES, Definition, DefinitionPage, PlaybookRef
 from parley.definitions.store import DefinitionStore, ListPosition, StoreConflict, StoreContention
-from parley.documents.definition import CheckedDocument, check_source
+from parley.documents.definition import CheckedDocument
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{2,47}$")
@@ -39,7 +39,9 @@ Checker = Callable[[str, str], CheckedDocument]
 class DefinitionService:
     """Create, read, list, update and retire the definitions of a playbook."""
 
-    def __init__(self, store: DefinitionStore, clock: Clock, check: Checker = check_source) -> None:
+    def __init__(self, store: DefinitionStore, clock: Clock, check: Checker) -> None:
+        """``check`` is the runtime's document check: the type registry's (``parley.runs.kinds``), which
+        this package reaches only through the runtime."""
         self._store = store
         self._clock = clock
         self._check = check

@@ -5,8 +5,8 @@ Pure data (no CDK, no AWS): a function is a handler file under ``functions/<name
 functions (``deliver``, ``read-replies``, …) here, and nowhere else.
 
 Every function gets the same environment (the table, the state machine, the scheduler's group, role and
-target), named by the ``*_VARIABLE`` constants below: ``parley.runtime.runtime_from_environment`` builds
-the ports from them.
+target), named by the ``*_VARIABLE`` constants below:
+``parley.aws.environment.runtime_from_environment`` builds the ports from them.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle"})
 
 #: The API's JWT authorizer (``parley.authorizer``): it checks tokens and nothing else.
 AUTHORIZER: Final = "authorizer"
-#: Functions that build no runtime (``parley.runtime.runtime_from_environment``): every other function
+#: Functions that build no runtime (``parley.aws.environment.runtime_from_environment``): every other function
 #: reads and writes the table and reads the operator configuration's parameter; these do neither.
 WITHOUT_RUNTIME: Final = frozenset({AUTHORIZER})
 

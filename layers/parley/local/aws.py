@@ -19,7 +19,7 @@ from parley.infrastructure.table import TABLE
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-    from parley.content import S3ContentStore
+    from parley.aws.content import S3ContentStore
 
 LOCAL_TABLE: Final = "parley-local"
 LOCAL_CONTENT_BUCKET: Final = "parley-local-content"
@@ -49,7 +49,7 @@ def create_table(client: DynamoDBClient, table_name: str = LOCAL_TABLE) -> str:
 
 def local_content_store(bucket: str = LOCAL_CONTENT_BUCKET) -> S3ContentStore:
     """The content bucket in moto (created here), as the runs store keeps large content on AWS."""
-    from parley.content import S3ContentStore
+    from parley.aws.content import S3ContentStore
 
     client = local_session().client("s3")
     client.create_bucket(Bucket=bucket)

@@ -21,7 +21,7 @@ from parley.api.problems import json_result, problem_result
 from parley.api.requests import json_object_body
 from parley.clock import ManualClock, format_time
 from parley.errors import Problem
-from parley.runtime import DueWork
+from parley.ports.runtime import DueWork
 
 CLOCK_PATH: Final = "/_local/clock"
 ADVANCE_PATH: Final = "/_local/clock/advance"

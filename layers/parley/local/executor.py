@@ -2,10 +2,10 @@
 ``parley.infrastructure.state_machine`` (the ASL ``cdk deploy`` ships), its Lambda tasks routed to the
 project's ``wait`` and ``settle`` handlers in process (``parley.local.functions``).
 
-:class:`LocalExecutor` is the local ``Waits``: the real ``StepFunctionsWaits`` (``parley.waits``) on a
-moto client, plus the bookkeeping the local server needs to answer only once the effects of a call
-have happened (``http-api.md``, "Local server": the advance call "returns once all the work that fell due
-… and its effects has run"):
+:class:`LocalExecutor` is the local ``Waits``: the real ``StepFunctionsWaits``
+(``parley.aws.stepfunctions``) on a moto client, plus the bookkeeping the local server needs to answer
+only once the effects of a call have happened (``http-api.md``, "Local server": the advance call
+"returns once all the work that fell due … and its effects has run"):
 
 - every execution it starts is watched until its wait handler has run (the token is kept, or the run
   settled by then);
@@ -41,13 +41,13 @@ from parley.infrastructure.functions import MAY_END_WAITS, MAY_START_RUNS
 from parley.infrastructure.state_machine import MAX_TIMEOUT_SECONDS, state_machine_json
 from parley.local.aws import LOCAL_REGION, local_session
 from parley.local.functions import LOCAL_ACCOUNT, require_grant, routed_lambda_invocations
-from parley.runs.ports import RunKey
+from parley.ports.waiting import RunKey
 
 if TYPE_CHECKING:
     from moto.core.config import DefaultConfig
 
+    from parley.aws.stepfunctions import StepFunctionsWaits
     from parley.local.scheduler import LocalScheduler
-    from parley.waits.stepfunctions import StepFunctionsWaits
 
 #: moto in process with its ASL executor on, and Lambda without Docker (so invocations can be routed).
 MOTO_CONFIG: Final[DefaultConfig] = {
@@ -153,7 +153,7 @@ class LocalExecutor:
         return f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:{name}"
 
     def _create_state_machine(self) -> None:
-        from parley.waits.stepfunctions import StepFunctionsWaits
+        from parley.aws.stepfunctions import StepFunctionsWaits
 
         try:
             self._client = local_session().client("stepfunctions")

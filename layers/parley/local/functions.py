@@ -2,7 +2,7 @@
 scheduler invoke instead of deployed functions.
 
 - :class:`LocalFunctions` builds each handler on its first invocation (``build_wait_handler(runtime)``
-  and the like, from ``parley.runs.entry``) and calls it with a Lambda-like context.
+  and the like, from ``parley.executions.entry``) and calls it with a Lambda-like context.
 - :func:`current_function` names the function whose invocation the calling thread is in (``api``
   outside any: the HTTP front), and :func:`require_grant` refuses a port operation the CDK stack does
   not grant that function (``parley.infrastructure.functions``: ``MAY_*``), as IAM would on AWS.
@@ -112,11 +112,11 @@ class LocalFunctions:
 
 
 def project_functions(runtime: Any) -> LocalFunctions:
-    """The project's functions around ``runtime`` (``parley.runs.entry``, imported when first used)."""
+    """The project's functions around ``runtime`` (``parley.executions.entry``, imported when first used)."""
 
     def factory(builder: str) -> Callable[[], Handler]:
         def build() -> Handler:
-            from parley.runs import entry
+            from parley.executions import entry
 
             handler: Handler = getattr(entry, builder)(runtime)
             return handler

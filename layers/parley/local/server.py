@@ -69,7 +69,7 @@ class LocalServer:
         from parley.local.executor import LocalExecutor
         from parley.local.functions import project_functions
         from parley.local.scheduler import LocalScheduler
-        from parley.runtime import Runtime
+        from parley.ports.runtime import Runtime
 
         self.options = options
         manual = options.clock == "manual"

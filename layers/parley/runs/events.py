@@ -138,3 +138,10 @@ def event_json(event: Event, *, listed: bool) -> dict[str, Any]:
     if omitted:
         shown["omitted"] = omitted
     return shown
+
+
+def run_event(event_type: str, moment: datetime, run_id: str, data: dict[str, Any]) -> Event:
+    """An event of a run at ``moment``, with a new id."""
+    from parley.clock import format_time
+
+    return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)

@@ -18,7 +18,7 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
 
 JSON values (answers, outputs, schemas, event data) are stored as JSON text: DynamoDB maps nest at
 most 32 levels and refuse floats, and an answer may nest 512 levels. A run's ``output`` or an event's
-``data`` over 64 KiB (``parley.content``) is kept in the content store: the item holds ``output_ref``
+``data`` over 64 KiB (``parley.ports.content``) is kept in the content store: the item holds ``output_ref``
 and ``output_size`` instead (lists show such an output as its size), or ``data_ref`` with
 ``data_listed``, the data as a list shows it, and ``omitted``.
 
@@ -35,10 +35,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from parley.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
+from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
 from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Rejection, Request, Run
 
@@ -413,7 +413,7 @@ class DynamoRunStore:
         events = event if isinstance(event, list) else [event]
         self._transact([self._end_run(playbook, run), *(self._put_event(playbook, e) for e in events)])
 
-    # --- deliveries (``parley.runs.delivery``) ---------------------------------------------------
+    # --- deliveries (``parley.interaction.delivery``) ---------------------------------------------------
 
     def claim_attempt(self, playbook: PlaybookRef, run_id: str, number: int, at: str, event: Event) -> None:
         """Start attempt ``number``: only while the request is open and the attempt before it has ended

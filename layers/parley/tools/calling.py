@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
-    from parley.runtime import Runtime
-    from parley.tools.client import ToolAnswer
+    from parley.ports.runtime import Runtime
+    from parley.ports.tools import ToolAnswer
     from parley.tools.servers import HeaderSecrets, ResolvedServer
 
 #: How much of a tool's error text a failure keeps.
@@ -52,7 +52,7 @@ def call_for_playbook(
     arguments: Any,
 ) -> CallAnswer | CallFailure:
     """Call ``tool`` of ``server_name`` once for ``playbook``."""
-    from parley.tools.client import ToolNotOffered, ToolServerFailure
+    from parley.ports.tools import ToolNotOffered, ToolServerFailure
     from parley.tools.servers import SecretUnavailable, check_allowed, server_serving
 
     try:

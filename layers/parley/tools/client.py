@@ -29,152 +29,30 @@ import json
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from parley.ports.tools import (
+    Bounds,
+    ListedTool,
+    ServerAddress,
+    Stage,
+    ToolAnswer,
+    ToolNotOffered,
+    ToolServerFailure,
+)
 
 if TYPE_CHECKING:
     import httpx2
     from mcp import Client
-
-Because = Literal["unreachable", "failing", "rate_limited", "key_refused"]
-Stage = Literal["open", "list", "call"]
-NotOfferedBecause = Literal["tool_server_not_configured", "tool_not_allowed", "tool_not_listed"]
 
 #: JSON-RPC codes the client reads (``mcp_types.jsonrpc``), copied so that this module loads without mcp.
 _REQUEST_TIMEOUT: Final = -32001
 _INVALID_PARAMS: Final = -32602
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """How long each step may take, in seconds (``interaction-format.md``, "Bounds")."""
-
-    open_seconds: float = 10.0
-    list_seconds: float = 10.0
-    respond_seconds: float = 30.0
-
-
-@dataclass(frozen=True)
-class ServerAddress:
-    """Where a tool server is and the headers sent to it. The header values are secrets: never in a
-    ``repr`` (only their names are shown)."""
-
-    name: str
-    url: str
-    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-
-    def __repr__(self) -> str:
-        return f"ServerAddress(name={self.name!r}, url={self.url!r}, headers={sorted(self.headers)!r})"
-
-
-@dataclass(frozen=True)
-class ListedTool:
-    """A tool as its server lists it."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    read_only: bool
-
-
-@dataclass(frozen=True)
-class ToolAnswer:
-    """What one call returned. ``result`` is the whole MCP result as JSON (``content``,
-    ``structuredContent``, ``isError``), for the history; ``answer`` follows the page's rule."""
-
-    tool: ListedTool
-    is_error: bool
-    answer: Any
-    text: str | None
-    result: dict[str, Any]
-    duration_ms: int
-    jsonrpc_id: str | int | None
-
-
-class ToolNotOffered(Exception):
-    """The tool cannot be used by this playbook: ``because`` is ``tool_server_not_configured``,
-    ``tool_not_allowed`` or ``tool_not_listed`` (kind ``tool_not_offered``)."""
-
-    def __init__(self, because: NotOfferedBecause, detail: str) -> None:
-        super().__init__(detail)
-        self.because: NotOfferedBecause = because
-        self.detail = detail
-
-
-class ToolServerFailure(Exception):
-    """The server could not be used (kind ``tool_server_failed``).
-
-    - ``because``: ``unreachable`` (no connection, or no response in time), ``failing`` (an error, or
-      a refusal to list), ``rate_limited`` (429; ``retry_after_seconds`` when the server said how
-      long), ``key_refused`` (401 or 403: check the key, do not retry).
-    - ``stage``: where it happened. ``sent`` is true once the tool call itself was sent: the tool may
-      have run (``tools_unfinished`` or ``effect_unknown`` follow, not a plain ``unavailable``).
-    - ``timed_out``: a bound ran out; ``arguments_refused``: the server refused the call's arguments
-      with a protocol error (``-32602``).
-    - ``detail``: words for a person, holding no header value and no response body.
-    """
-
-    def __init__(
-        self,
-        because: Because,
-        detail: str,
-        *,
-        stage: Stage,
-        timed_out: bool = False,
-        retry_after_seconds: float | None = None,
-        arguments_refused: bool = False,
-        duration_ms: int | None = None,
-        jsonrpc_id: str | int | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.because: Because = because
-        self.detail = detail
-        self.stage: Stage = stage
-        self.timed_out = timed_out
-        self.retry_after_seconds = retry_after_seconds
-        self.arguments_refused = arguments_refused
-        self.duration_ms = duration_ms
-        self.jsonrpc_id = jsonrpc_id
-
-    @property
-    def sent(self) -> bool:
-        return self.stage == "call"
-
-    @property
-    def history_because(self) -> str:
-        """The ``because`` of ``tool_call_failed`` (``reasoning-format.md``, "The run's history")."""
-        if self.arguments_refused:
-            return "arguments_refused"
-        return "timed_out" if self.timed_out else "server_failure"
-
-    def __repr__(self) -> str:
-        return f"ToolServerFailure(because={self.because!r}, stage={self.stage!r}, detail={self.detail!r})"
-
-
-class ToolClient(Protocol):
-    """The tool-client port of :class:`~parley.runtime.Runtime`."""
-
-    def list_tools(self, address: ServerAddress) -> list[ListedTool]:
-        """Every tool the server lists. :class:`ToolServerFailure` when it cannot."""
-        ...
-
-    def call_tool(
-        self,
-        address: ServerAddress,
-        tool: str,
-        arguments: Mapping[str, Any],
-        *,
-        before_call: Callable[[ListedTool], None] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> ToolAnswer:
-        """Open, list, call ``before_call`` with the listed tool (an exception from it stops the call
-        before anything is sent, and propagates unchanged), then call the tool once.
-        :class:`ToolNotOffered` (``tool_not_listed``) or :class:`ToolServerFailure`."""
-        ...
 
 
 class McpToolClient:
@@ -530,14 +408,7 @@ def _run_sync(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
 
 __all__ = [
-    "Bounds",
-    "ListedTool",
     "McpToolClient",
-    "ServerAddress",
-    "ToolAnswer",
-    "ToolClient",
-    "ToolNotOffered",
-    "ToolServerFailure",
     "answer_of",
     "retry_after_seconds",
 ]

@@ -1,5 +1,5 @@
 """How a tool call is recorded and how a server's failure before the call is told, shared by ``execute``
-(``parley.tools.service``) and the runs of functions with ``call`` (``parley.runs.call``).
+(``parley.tools.service``) and the runs of functions with ``call`` (``parley.interaction.call``).
 
 ``reasoning-format.md``, "The run's history"; ``interaction-format.md``, "The run's history":
 
@@ -20,7 +20,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.errors import Problem
-from parley.tools.client import ListedTool, ToolAnswer, ToolServerFailure
+from parley.ports.tools import ListedTool, ToolAnswer, ToolServerFailure
 from parley.tools.servers import ResolvedServer
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def started_data(
 
 
 #: The most of a tool's result one event keeps (bytes as JSON): what a function's ``read`` may take
-#: ("Bounds"), kept in the content store past 64 KiB (``parley.content``). Larger results are kept as
+#: ("Bounds"), kept in the content store past 64 KiB (``parley.ports.content``). Larger results are kept as
 #: their size and digest.
 KEPT_CONTENT_MAX: Final = 1024 * 1024
 

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.tools.client import ServerAddress, ToolNotOffered
+from parley.ports.tools import ServerAddress, ToolNotOffered
 
 if TYPE_CHECKING:
     from parley.config import OperatorConfig, ToolServer

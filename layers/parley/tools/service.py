@@ -48,9 +48,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time
 from parley.errors import ErrorEntry, Problem, capped_errors
+from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.runs.events import TOOL_CALL_ANSWERED, TOOL_CALL_FAILED, TOOL_CALL_STARTED, new_event_id
 from parley.runs.model import Event
-from parley.tools.client import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.tools.recording import answered_data, failed_data, refused_call, server_failed, started_data
 from parley.tools.servers import (
     HeaderSecrets,
@@ -65,8 +65,8 @@ from parley.tools.servers import (
 if TYPE_CHECKING:
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
+    from parley.ports.runtime import Runtime
     from parley.runs.store import DynamoRunStore
-    from parley.runtime import Runtime
 
 #: ``reasoning-format.md``, "Limits on calls"; ``interaction-format.md``, "Bounds".
 MAX_ARGUMENTS_BYTES: Final = 16 * 1024

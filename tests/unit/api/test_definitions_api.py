@@ -15,7 +15,7 @@ from parley.api.app import Handler, build_handler
 from parley.clock import ManualClock
 from parley.config import parse_operator_config
 from parley.definitions.store import DynamoDefinitionStore
-from parley.runtime import Runtime
+from parley.ports.runtime import Runtime
 
 OPERATOR = """
 principals:

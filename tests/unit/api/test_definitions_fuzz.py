@@ -17,7 +17,7 @@ from parley.clock import ManualClock
 from parley.config import parse_operator_config
 from parley.definitions.store import DynamoDefinitionStore
 from parley.local.events import api_gateway_event
-from parley.runtime import Runtime
+from parley.ports.runtime import Runtime
 
 OPERATOR = """
 principals:

@@ -30,8 +30,9 @@ from parley.api.app import build_handler, build_resolver
 from parley.clock import ManualClock
 from parley.config import OperatorConfig, parse_operator_config
 from parley.definitions.store import DynamoDefinitionStore
-from parley.runtime import Runtime
-from parley.tools.client import Bounds, McpToolClient
+from parley.ports.runtime import Runtime
+from parley.ports.tools import Bounds
+from parley.tools.client import McpToolClient
 
 Mode = Literal["local", "aws"]
 MODES: tuple[Mode, ...] = ("local", "aws")

@@ -188,10 +188,10 @@ def test_a_live_configuration_follows_its_source() -> None:
 
 
 def test_the_deployed_runtime_follows_the_parameter(ssm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from parley import runtime as runtime_module
+    from parley.aws import environment as runtime_module
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setattr(runtime_module, "_lazy_client", lambda service: ssm)
+    monkeypatch.setattr(runtime_module, "lazy_client", lambda service: ssm)
     config = runtime_module.operator_from_environment(
         {"PARLEY_OPERATOR_CONFIG_PARAMETER": NAME, "PARLEY_OPERATOR_CONFIG": "principals: 3"}
     )
@@ -201,7 +201,7 @@ def test_the_deployed_runtime_follows_the_parameter(ssm: Any, monkeypatch: pytes
 
 
 def test_without_the_parameter_the_runtime_reads_the_variable_as_before() -> None:
-    from parley.runtime import operator_from_environment
+    from parley.aws.environment import operator_from_environment
 
     config = operator_from_environment({"PARLEY_OPERATOR_CONFIG": "principals: [{id: a, token: t}]"})
 

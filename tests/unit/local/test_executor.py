@@ -17,7 +17,7 @@ from parley.infrastructure.state_machine import state_machine_definition
 from parley.local.clock_routes import advance
 from parley.local.executor import TIMEOUT_ERROR, LocalExecutor, SettleTimeout, local_aws
 from parley.local.scheduler import LocalScheduler
-from parley.runs.ports import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
 
 RUN = RunKey("acme", "campaigns", "7f1c1a8e-3f3b-4c63-9a40-0b4b3bfcd2a1")
 

@@ -9,7 +9,7 @@ import httpx
 
 from parley.config import parse_operator_config
 from parley.local.server import ServeOptions, running
-from parley.runs.ports import RunKey
+from parley.ports.waiting import RunKey
 
 OPERATOR = parse_operator_config(
     "principals: [{id: dev, token: dev-token, grants: [{org: acme, playbook: campaigns, role: write}]}]",

@@ -12,7 +12,7 @@ import pytest
 from parley.clock import ManualClock
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
-from parley.runs.ports import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
 from parley.runs.service import RunService
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")

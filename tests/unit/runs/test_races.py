@@ -11,7 +11,7 @@ from typing import Any
 from parley.clock import ManualClock
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
-from parley.runs.ports import RunKey
+from parley.ports.waiting import RunKey
 from parley.runs.service import RunService
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")

@@ -12,7 +12,7 @@ import pytest
 from parley.clock import ManualClock, format_time
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
-from parley.runs.ports import RunKey
+from parley.ports.waiting import RunKey
 from parley.runs.service import RunService
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")

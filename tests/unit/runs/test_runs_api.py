@@ -12,8 +12,8 @@ import pytest
 
 from parley.api.app import Handler, build_handler
 from parley.clock import ManualClock
+from parley.ports.runtime import Runtime
 from parley.runs.service import RunService
-from parley.runtime import Runtime
 
 PLAYBOOK_PATH = "/v1/orgs/acme/playbooks/campaigns"
 RUN_ID = "0f5e8c1a-4d3b-4f6e-9a2c-7b1d3e5f7a9c"

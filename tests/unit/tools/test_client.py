@@ -11,16 +11,8 @@ from datetime import UTC, datetime
 import pytest
 from mcp_servers import LocalToolServer, unreachable_url
 
-from parley.tools.client import (
-    Bounds,
-    ListedTool,
-    McpToolClient,
-    ServerAddress,
-    ToolNotOffered,
-    ToolServerFailure,
-    answer_of,
-    retry_after_seconds,
-)
+from parley.ports.tools import Bounds, ListedTool, ServerAddress, ToolNotOffered, ToolServerFailure
+from parley.tools.client import McpToolClient, answer_of, retry_after_seconds
 
 SECRET = "Bearer sk-test-5f3a9c2e7d"
 QUICK = Bounds(open_seconds=3, list_seconds=3, respond_seconds=1.5)

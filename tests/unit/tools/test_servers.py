@@ -11,7 +11,7 @@ import pytest
 
 from parley.config import parse_operator_config
 from parley.definitions.model import PlaybookRef
-from parley.tools.client import ToolNotOffered
+from parley.ports.tools import ToolNotOffered
 from parley.tools.servers import (
     HeaderSecrets,
     SecretUnavailable,

@@ -17,8 +17,9 @@ from parley.api.app import build_handler
 from parley.clock import ManualClock
 from parley.config import parse_operator_config
 from parley.definitions.store import DynamoDefinitionStore
-from parley.runtime import Runtime
-from parley.tools.client import Bounds, McpToolClient
+from parley.ports.runtime import Runtime
+from parley.ports.tools import Bounds
+from parley.tools.client import McpToolClient
 
 BASE = "/v1/orgs/acme/playbooks/campaigns"
 CREDENTIAL = "sk-live-8d1e44c0b7"

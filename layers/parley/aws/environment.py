@@ -1,0 +1,112 @@
+"""``runtime_from_environment``: a deployed function's runtime, built from the variables the CDK stack
+sets (``parley.infrastructure.functions``); the AWS clients are made on first use."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from parley.clock import SystemClock
+from parley.definitions.store import DynamoDefinitionStore
+from parley.ports.runtime import LazyClient, Runtime
+
+if TYPE_CHECKING:
+    from parley.config import OperatorConfig
+    from parley.ports.content import ContentStore
+    from parley.ports.waiting import Scheduler, Waits
+
+
+def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtime:
+    """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock, the
+    operator configuration (:func:`operator_from_environment`), and the waits and scheduler adapters of
+    ``PARLEY_STATE_MACHINE_ARN`` and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN``
+    (each left out when its variables are not set). Creates the DynamoDB client, so call it lazily; the
+    Step Functions and Scheduler clients are made on their first call (most events need neither)."""
+    import boto3
+
+    from parley.config import EnvironmentSettings
+
+    env = os.environ if environ is None else environ
+    settings = EnvironmentSettings.from_environment(env)
+    client = boto3.client("dynamodb")
+    return Runtime(
+        definitions=DynamoDefinitionStore(client, settings.table_name),
+        clock=SystemClock(),
+        operator=operator_from_environment(env),
+        waits=waits_from_environment(env),
+        scheduler=scheduler_from_environment(env),
+        content=content_from_environment(env),
+    )
+
+
+def content_from_environment(environ: Mapping[str, str]) -> ContentStore | None:
+    """The content bucket of ``PARLEY_CONTENT_BUCKET``; ``None`` without it."""
+    from parley.aws.content import S3ContentStore
+    from parley.infrastructure.functions import CONTENT_BUCKET_VARIABLE
+
+    bucket = environ.get(CONTENT_BUCKET_VARIABLE)
+    return S3ContentStore(lazy_client("s3"), bucket) if bucket else None
+
+
+def waits_from_environment(environ: Mapping[str, str]) -> Waits | None:
+    """Step Functions ``Waits`` on ``PARLEY_STATE_MACHINE_ARN``; ``None`` without it."""
+    from parley.aws.stepfunctions import StepFunctionsWaits
+    from parley.infrastructure.functions import STATE_MACHINE_ARN_VARIABLE
+
+    arn = environ.get(STATE_MACHINE_ARN_VARIABLE)
+    if not arn:
+        return None
+    return StepFunctionsWaits(lazy_client("stepfunctions"), arn)
+
+
+def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
+    """EventBridge Scheduler on ``PARLEY_SCHEDULE_GROUP``, calling ``PARLEY_TIMER_FUNCTION_ARN`` as
+    ``PARLEY_SCHEDULER_ROLE_ARN`` (work due now: that function invoked directly), dead letters to
+    ``PARLEY_SCHEDULE_DEAD_LETTER_ARN``; ``None`` unless the first three are set."""
+    from parley.aws.eventbridge import EventBridgeScheduler
+    from parley.infrastructure.functions import (
+        SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
+        SCHEDULE_GROUP_VARIABLE,
+        SCHEDULER_ROLE_ARN_VARIABLE,
+        TIMER_FUNCTION_ARN_VARIABLE,
+        TIMER_QUEUE_URL_VARIABLE,
+    )
+
+    group = environ.get(SCHEDULE_GROUP_VARIABLE)
+    role = environ.get(SCHEDULER_ROLE_ARN_VARIABLE)
+    target = environ.get(TIMER_FUNCTION_ARN_VARIABLE)
+    if not (group and role and target):
+        return None
+    return EventBridgeScheduler(
+        lazy_client("scheduler"),
+        group,
+        target,
+        role,
+        functions=lazy_client("lambda"),
+        dead_letter_arn=environ.get(SCHEDULE_DEAD_LETTER_ARN_VARIABLE) or None,
+        queue=lazy_client("sqs"),
+        queue_url=environ.get(TIMER_QUEUE_URL_VARIABLE) or None,
+    )
+
+
+def operator_from_environment(environ: Mapping[str, str]) -> OperatorConfig:
+    """The operator configuration of a deployed function: the SSM parameter named by
+    ``PARLEY_OPERATOR_CONFIG_PARAMETER``, followed as the operator changes it (read again at most once a
+    minute, ``parley.config.LiveOperatorConfig``); without that variable, ``PARLEY_OPERATOR_CONFIG``."""
+    from parley.config import (
+        OPERATOR_CONFIG_PARAMETER_VARIABLE,
+        LiveOperatorConfig,
+        OperatorConfigParameter,
+        operator_config_from_environment,
+    )
+
+    name = environ.get(OPERATOR_CONFIG_PARAMETER_VARIABLE)
+    if not name:
+        return operator_config_from_environment(environ)
+    return LiveOperatorConfig.following(OperatorConfigParameter(lazy_client("ssm"), name, environ=environ))
+
+
+def lazy_client(service: str) -> Any:
+    """A boto3 client of ``service`` made on its first call (:class:`~parley.ports.runtime.LazyClient`)."""
+    return LazyClient(service)

@@ -1,0 +1,569 @@
+"""Reading conversations on the cadence (``interaction-format.md``: "Answering by reply", "`replies`",
+"`replies.read`", "`replies.tell`", "Bounds"; ``http-api.md``: "Events").
+
+- **Joining.** Once a question is delivered and its ``sent`` is usable, its conversation key is
+  rendered from ``replies.conversation`` over ``to``, ``sent.conversation`` and ``sent.id``. A key that
+  renders empty, past 256 bytes or with a control character leaves the request to
+  ``answer_interaction``. Open requests with the same reading tool and key share one conversation item
+  (``sk = CONV#{id}``): one reading, one cursor ``since``, the ids the playbook sent there (``own``) and
+  the reply ids already taken (``taken``). A conversation with no open request starts its cadence
+  again when a request joins: the first read 5 seconds later.
+- **Reading.** Each read is the timer's work ``{"work": "read", "conversation", "read": n}``, claimed
+  under its number (two firings never make the same read). It drops the requests that are no longer
+  open, stops when none is left, and otherwise calls the reading tool with ``replies.with`` rendered
+  over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. A failed read (a tool
+  error, a server failure, no list at ``read.list``, more than 64 KiB) is ``reading_failed``; the
+  reading goes on. A read that found messages is ``replies_read``. The next read follows the cadence
+  (``parley.interaction.replies.cadence``: 10, 20 and 40 seconds after the read before, then a minute, then 5
+  minutes), never sooner than ``wait``, and a ``Retry-After`` (up to an hour).
+- **Taking replies** (``parley.interaction.replies.taking``). An answer is recorded as any answer is
+  (``request_answered``, with ``reply``, answered by ``playbook:<id>``) and the run takes it at once;
+  an inbox answer racing it wins or loses on the store's condition. A refusal is ``reply_refused`` on
+  the run, with the reply's identity and never its words (10 recorded at most); the party is told
+  (three times at most) through ``tell``: ``telling_started``, then ``telling_succeeded`` or
+  ``telling_failed``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.clock import format_time
+from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.ports.waiting import RunKey
+from parley.runs import events
+from parley.runs.events import new_event_id
+from parley.runs.model import Event, Request
+from parley.runs.store import playbook_key, request_key
+from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
+
+    from parley.definitions.model import PlaybookRef
+    from parley.interaction.replies.taking import Refusal
+    from parley.runs.service import RunService
+    from parley.tools.servers import HeaderSecrets
+
+REPLIES_READ: Final = "replies_read"
+READING_FAILED: Final = "reading_failed"
+REPLY_REFUSED: Final = events.REPLY_REFUSED
+TELLING_STARTED: Final = "telling_started"
+TELLING_SUCCEEDED: Final = "telling_succeeded"
+TELLING_FAILED: Final = "telling_failed"
+
+#: "Bounds": the conversation key, 256 bytes of text, no control character.
+KEY_MAX_BYTES: Final = 256
+#: "Bounds": the arguments of a call (a read or telling past it is not sent).
+ARGUMENTS_MAX_BYTES: Final = 16 * 1024
+#: ``replies.wait`` when left out.
+DEFAULT_WAIT: Final = timedelta(seconds=5)
+
+
+@dataclass(frozen=True)
+class ConversationRef:
+    """Where a conversation lives: its playbook and its id (a digest of the playbook, tool and key)."""
+
+    org: str
+    playbook: str
+    id: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"org": self.org, "playbook": self.playbook, "id": self.id}
+
+    @classmethod
+    def from_json(cls, data: Any) -> ConversationRef:
+        return cls(str(data["org"]), str(data["playbook"]), str(data["id"]))
+
+    @classmethod
+    def of(cls, org: str, playbook: str, tool: str, key: str) -> ConversationRef:
+        digest = hashlib.sha256(f"{org}/{playbook}\n{tool}\n{key}".encode()).hexdigest()[:32]
+        return cls(org, playbook, digest)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    tool: str
+    key: str
+    reads: int
+    since: str | None
+    open_runs: frozenset[str]
+    own: frozenset[str]
+    taken: frozenset[str]
+
+
+def conversation_key(replies: dict[str, Any], to: str, sent: dict[str, str]) -> tuple[str | None, str | None]:
+    """The rendered ``replies.conversation`` (``'{{ sent.conversation }}'`` when left out), or why it
+    cannot be used."""
+    from parley.templates.environment import compile_template
+    from parley.templates.render import RenderFailure, render_text
+
+    written = replies.get("conversation", "{{ sent.conversation }}")
+    data = {"to": to, "sent": {"conversation": sent["conversation"], "id": sent["id"]}}
+    try:
+        key = render_text(compile_template(str(written)), data, refuse_structures=True)
+    except RenderFailure as failure:
+        return None, f"replies.conversation does not render: {failure}"
+    if not key.strip():
+        return None, "replies.conversation renders empty"
+    if len(key.encode("utf-8", "surrogatepass")) > KEY_MAX_BYTES:
+        return None, f"replies.conversation renders more than {KEY_MAX_BYTES} bytes"
+    if any(unicodedata.category(char) == "Cc" for char in key):
+        return None, "replies.conversation renders a control character"
+    return key, None
+
+
+def read_name(ref: ConversationRef, number: int) -> str:
+    return f"read-{ref.id}-{number}"
+
+
+def read_work(ref: ConversationRef, number: int) -> dict[str, Any]:
+    return {"work": "read", "conversation": ref.as_json(), "read": number}
+
+
+class ConversationStore:
+    """The conversation items, on the runs' table."""
+
+    def __init__(self, client: Any, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+        self._codec = ItemCodec()
+
+    def get(self, ref: ConversationRef) -> Conversation | None:
+        with translated():
+            response = self._client.get_item(TableName=self._table, Key=self._key(ref), ConsistentRead=True)
+        item = response.get("Item")
+        if not item:
+            return None
+        data = self._codec.plain(item)
+        return Conversation(
+            tool=data["tool"],
+            key=data["key"],
+            reads=int(data.get("reads", 0)),
+            since=data.get("since"),
+            open_runs=frozenset(data.get("open_runs") or ()),
+            own=frozenset(data.get("own") or ()),
+            taken=frozenset(data.get("taken") or ()),
+        )
+
+    def join(
+        self, ref: ConversationRef, tool: str, key: str, run_id: str, sent_id: str, *, restart: bool
+    ) -> None:
+        """Add an open request (and the id of the message it sent) to the conversation; ``restart``
+        counts its reads from zero again (it had no open request)."""
+        update = "SET #tool = :tool, #key = :key, #kind = :kind ADD #open :run, #own :sent"
+        values: dict[str, AttributeValueTypeDef] = {
+            ":tool": {"S": tool},
+            ":key": {"S": key},
+            ":kind": {"S": "conversation"},
+            ":run": {"SS": [run_id]},
+            ":sent": {"SS": [sent_id]},
+        }
+        if restart:
+            update = update.replace("#kind = :kind", "#kind = :kind, #reads = :zero")
+            values[":zero"] = {"N": "0"}
+        names = {"#tool": "tool", "#key": "key", "#kind": "kind", "#open": "open_runs", "#own": "own"}
+        if restart:
+            names["#reads"] = "reads"
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression=update,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+
+    def claim_read(self, ref: ConversationRef, number: int, at: str) -> None:
+        """Read ``number`` is the next one; :class:`StoreConflict` when another made it, or a join
+        started the count again."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression="SET #reads = :number, #read_at = :at",
+                ConditionExpression="#reads = :previous",
+                ExpressionAttributeNames={"#reads": "reads", "#read_at": "read_at"},
+                ExpressionAttributeValues={
+                    ":number": {"N": str(number)},
+                    ":previous": {"N": str(number - 1)},
+                    ":at": {"S": at},
+                },
+            )
+
+    def after_read(
+        self, ref: ConversationRef, *, since: str | None, taken: frozenset[str], ended: frozenset[str]
+    ) -> None:
+        """Move the cursor, remember the replies taken, and drop requests that are no longer open."""
+        sets: list[str] = []
+        adds: list[str] = []
+        deletes: list[str] = []
+        names: dict[str, str] = {}
+        values: dict[str, AttributeValueTypeDef] = {}
+        if since is not None:
+            sets.append("#since = :since")
+            names["#since"] = "since"
+            values[":since"] = {"S": since}
+        if taken:
+            adds.append("#taken :taken")
+            names["#taken"] = "taken"
+            values[":taken"] = {"SS": sorted(taken)}
+        if ended:
+            deletes.append("#open :ended")
+            names["#open"] = "open_runs"
+            values[":ended"] = {"SS": sorted(ended)}
+        parts = []
+        if sets:
+            parts.append("SET " + ", ".join(sets))
+        if adds:
+            parts.append("ADD " + ", ".join(adds))
+        if deletes:
+            parts.append("DELETE " + ", ".join(deletes))
+        if not parts:
+            return
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression=" ".join(parts),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+
+    def add_own(self, ref: ConversationRef, message_id: str) -> None:
+        """Remember a message the playbook sent in the conversation (a telling)."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression="ADD #own :id",
+                ExpressionAttributeNames={"#own": "own"},
+                ExpressionAttributeValues={":id": {"SS": [message_id]}},
+            )
+
+    def count_refusal(self, playbook: PlaybookRef, run_id: str, *, told: bool) -> None:
+        """One more refused reply on the request (and one more telling when the party is told)."""
+        update = "ADD #refusals :one" + (", #tellings :one" if told else "")
+        names = {"#refusals": "reply_refusals"}
+        if told:
+            names["#tellings"] = "tellings"
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=item_key(playbook_key(playbook), request_key(run_id)),
+                UpdateExpression=update,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+
+    def _key(self, ref: ConversationRef) -> dict[str, AttributeValueTypeDef]:
+        return item_key(f"PB#{ref.org}#{ref.playbook}", f"CONV#{ref.id}")
+
+
+class Conversations:
+    """Joining, reading and telling, on the run service's store and ports."""
+
+    def __init__(self, service: RunService, secrets: HeaderSecrets) -> None:
+        self._service = service
+        self._secrets = secrets
+        self.store = ConversationStore(service.store.client, service.store.table_name)
+
+    # --- joining -------------------------------------------------------------------------------------
+
+    def join(self, key: RunKey, request: Request, conversation: str, sent: dict[str, str]) -> None:
+        """The delivered request joins its conversation; a conversation with no open request starts
+        its reading again (read 1 five seconds from now, or ``wait`` when longer)."""
+        from parley.definitions.model import PlaybookRef
+        from parley.interaction.replies.cadence import delay_before_read
+
+        assert request.delivery is not None and request.delivery.replies is not None
+        replies = request.delivery.replies
+        tool = str(replies["tool"])
+        ref = ConversationRef.of(key.org, key.playbook, tool, conversation)
+        found = self.store.get(ref)
+        # The listed requests may all have ended since the last read (which drops them): then nothing
+        # is being read for anyone, and the reading starts again for this one.
+        playbook = PlaybookRef(key.org, key.playbook)
+        restart = found is None or not any(
+            listed.state == "open"
+            for listed in self._service.store.get_requests(playbook, sorted(found.open_runs))
+        )
+        self.store.join(ref, tool, conversation, key.run_id, sent["id"], restart=restart)
+        if restart:
+            now = self._service.runtime.clock.now()
+            due = now + delay_before_read(1, _wait(replies))
+            self._service.ports()[1].schedule(read_name(ref, 1), due, read_work(ref, 1))
+
+    # --- reading -------------------------------------------------------------------------------------
+
+    def read(self, ref: ConversationRef, number: int) -> str:
+        """Make read ``number`` of the conversation. What happened: ``read``, ``failed``, ``idle`` (no
+        open request: the reading stops), or ``unchanged`` (not the read due)."""
+        from parley.definitions.model import PlaybookRef
+        from parley.interaction.replies.cadence import delay_before_read, retry_after_delay
+
+        service = self._service
+        playbook = PlaybookRef(ref.org, ref.playbook)
+        conversation = self.store.get(ref)
+        if conversation is None or conversation.reads != number - 1:
+            return "unchanged"
+        now = service.runtime.clock.now()
+        try:
+            self.store.claim_read(ref, number, format_time(now))
+        except StoreConflict:
+            return "unchanged"
+        requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
+        open_requests = sorted(
+            (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
+            key=lambda r: (r.requested_at, r.run_id),
+        )
+        ended = conversation.open_runs - {r.run_id for r in open_requests}
+        if not open_requests:
+            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+            return "idle"
+        oldest = open_requests[0]
+        assert oldest.delivery is not None and oldest.delivery.replies is not None and oldest.sent is not None
+        replies = oldest.delivery.replies
+        outcome = self._call_reader(playbook, oldest, conversation)
+        retry_after = None
+        if isinstance(outcome, CallFailure):
+            self._failed_read(playbook, ref, conversation, number, now, outcome)
+            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+            retry_after = outcome.retry_after_seconds
+            result = "failed"
+        else:
+            result = self._take(playbook, ref, conversation, number, now, open_requests, outcome, ended)
+        normal = delay_before_read(number + 1, _wait(replies))
+        due = service.runtime.clock.now() + retry_after_delay(retry_after, normal)
+        service.ports()[1].schedule(read_name(ref, number + 1), due, read_work(ref, number + 1))
+        return result
+
+    def _call_reader(
+        self, playbook: PlaybookRef, oldest: Request, conversation: Conversation
+    ) -> CallFailure | CallAnswer:
+        assert oldest.delivery is not None and oldest.delivery.replies is not None and oldest.sent is not None
+        replies = oldest.delivery.replies
+        data = {
+            "to": oldest.to,
+            "sent": dict(oldest.sent),
+            "conversation": conversation.key,
+            "since": conversation.since or "",
+        }
+        arguments = _rendered(replies.get("with", {}), data)
+        if isinstance(arguments, CallFailure):
+            return arguments
+        service = self._service
+        return call_for_playbook(
+            service.runtime,
+            self._secrets,
+            playbook,
+            oldest.delivery.server,
+            str(replies["tool"]),
+            arguments,
+        )
+
+    def _failed_read(
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        conversation: Conversation,
+        number: int,
+        at: datetime,
+        failure: CallFailure,
+    ) -> None:
+        data: dict[str, Any] = {
+            "conversation": conversation.key,
+            "tool": conversation.tool,
+            "read": number,
+            "because": failure.because,
+            "message": failure.words,
+        }
+        if failure.retry_after_seconds is not None:
+            data["retry_after_ms"] = round(failure.retry_after_seconds * 1000)
+        self._service.store.record_events(playbook, [_event(READING_FAILED, at, None, data)])
+
+    def _take(
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        conversation: Conversation,
+        number: int,
+        at: datetime,
+        open_requests: list[Request],
+        outcome: CallAnswer,
+        ended: frozenset[str],
+    ) -> str:
+        from parley.interaction.replies.taking import Answer, OpenRequest, ReadBlock, take_replies
+        from parley.interaction.reply_rule import resolve_reply_rule
+
+        answer = outcome.answer
+        oldest = open_requests[0]
+        assert oldest.delivery is not None and oldest.delivery.replies is not None
+        block = ReadBlock.from_document(oldest.delivery.replies["read"])
+        candidates = []
+        rules = {}
+        for request in open_requests:
+            assert request.delivery is not None and request.sent is not None
+            rule = resolve_reply_rule(request.delivery.reply, request.answer_schema)
+            if rule is None:
+                continue
+            rules[request.run_id] = (rule, request)
+            candidates.append(
+                OpenRequest(request.run_id, request.sent["id"], request.answerer, rule, request.answer_schema)
+            )
+        result = take_replies(
+            answer.answer, block, conversation.since, conversation.own, candidates, conversation.taken
+        )
+        if result.failed is not None:
+            self._failed_read(
+                playbook, ref, conversation, number, at, CallFailure("unreadable", result.failed)
+            )
+            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+            return "failed"
+        if result.seen:
+            data = {
+                "conversation": conversation.key,
+                "tool": conversation.tool,
+                "read": number,
+                "messages": result.seen,
+                "since": result.since,
+            }
+            self._service.store.record_events(playbook, [_event(REPLIES_READ, at, None, data)])
+        for decision in result.decisions:
+            reply = {"id": decision.reply_id, "conversation": conversation.key}
+            if isinstance(decision, Answer):
+                self._service.answer_by_reply(playbook, decision.run_id, decision.answer, reply)
+            else:
+                run_id = decision.run_id or (decision.candidates[0] if decision.candidates else None)
+                if run_id is not None and run_id in rules:
+                    rule, request = rules[run_id]
+                    self._refused(playbook, ref, request, decision, rule, reply, at)
+        moved = result.since if result.since != conversation.since else None
+        self.store.after_read(ref, since=moved, taken=result.taken, ended=ended)
+        return "read"
+
+    # --- refusals and telling ------------------------------------------------------------------------
+
+    def _refused(
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        request: Request,
+        refusal: Refusal,
+        rule: Any,
+        reply: dict[str, str],
+        at: datetime,
+    ) -> None:
+        from parley.interaction.replies.telling import refusal_fate, telling_text
+
+        assert request.delivery is not None and request.delivery.replies is not None
+        tell = request.delivery.replies.get("tell")
+        current = self._service.store.get_request(playbook, request.run_id) or request
+        fate = refusal_fate(current.reply_refusals, current.tellings, tells=isinstance(tell, dict))
+        if not fate.recorded:
+            return
+        data: dict[str, Any] = {
+            "reply": reply,
+            "why": refusal.why,
+            "problems": [problem.pointer for problem in refusal.problems],
+        }
+        self._service.store.record_events(playbook, [_event(REPLY_REFUSED, at, request.run_id, data)])
+        self.store.count_refusal(playbook, request.run_id, told=fate.told)
+        if fate.told and isinstance(tell, dict):
+            text = telling_text(refusal, rule, request.answer_schema)
+            self._tell(playbook, ref, request, tell, text, current.tellings + 1, at)
+
+    def _tell(
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        request: Request,
+        tell: dict[str, Any],
+        text: str,
+        number: int,
+        at: datetime,
+    ) -> None:
+        from parley.documents.json_schema import json_size
+        from parley.tools.recording import content_digest
+
+        assert request.delivery is not None and request.sent is not None
+        tool = str(tell.get("tool") or request.delivery.tool)
+        data = {"to": request.to, "sent": dict(request.sent), "message": text}
+        arguments = _rendered(tell.get("with", {}), data)
+        base: dict[str, Any] = {
+            "run_id": request.run_id,
+            "telling": number,
+            "server": request.delivery.server,
+            "tool": tool,
+        }
+        if isinstance(arguments, CallFailure):
+            self._service.store.record_events(
+                playbook,
+                [
+                    _event(
+                        TELLING_FAILED,
+                        at,
+                        None,
+                        {**base, "because": arguments.because, "message": arguments.words},
+                    )
+                ],
+            )
+            return
+        started = {
+            **base,
+            "arguments_size": json_size(arguments),
+            "arguments_digest": content_digest(arguments),
+        }
+        self._service.store.record_events(playbook, [_event(TELLING_STARTED, at, None, started)])
+        service = self._service
+        outcome = call_for_playbook(
+            service.runtime, self._secrets, playbook, request.delivery.server, tool, arguments
+        )
+        now = self._service.runtime.clock.now()
+        if isinstance(outcome, CallFailure):
+            failed = {**base, "because": outcome.because, "message": outcome.words}
+            self._service.store.record_events(playbook, [_event(TELLING_FAILED, now, None, failed)])
+            return
+        answer, resolved = outcome.answer, outcome.resolved
+        if request.delivery.sent_pointers is not None:
+            from parley.interaction.delivery import sent_values
+
+            # The telling is the playbook's own message: later reads pass it over and do not count it.
+            told, _ = sent_values(resolved.scrub(answer.answer), request.delivery.sent_pointers)
+            if told is not None:
+                self.store.add_own(ref, told["id"])
+        done = {**base, "result_size": json_size(answer.result), "duration_ms": answer.duration_ms}
+        self._service.store.record_events(playbook, [_event(TELLING_SUCCEEDED, now, None, done)])
+
+
+def _rendered(written: Any, data: dict[str, Any]) -> Any:
+    """Arguments rendered typed; a :class:`CallFailure` when they do not render or pass 16 KiB
+    ("a read or telling is not sent")."""
+    from parley.documents.json_schema import json_size
+    from parley.templates.render import RenderFailure, render_typed
+
+    try:
+        arguments = render_typed(written, data)
+    except RenderFailure as failure:
+        return CallFailure("unworkable", f"The arguments do not render: {failure}")
+    size = json_size(arguments)
+    if size > ARGUMENTS_MAX_BYTES:
+        return CallFailure(
+            "too_large", f"The arguments render {size:,} bytes as JSON; a call sends at most 16 KiB."
+        )
+    return arguments
+
+
+def _wait(replies: dict[str, Any]) -> timedelta:
+    from parley.documents.durations import parse_duration
+
+    written = replies.get("wait")
+    return parse_duration(str(written)) if written else DEFAULT_WAIT
+
+
+def _event(event_type: str, moment: datetime, run_id: str | None, data: dict[str, Any]) -> Event:
+    return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)

@@ -1,0 +1,95 @@
+"""The runtime: the ports a handler works with, bundled so they can be injected (tests, the local
+server) or built once from the environment (a Lambda function on its first call:
+``parley.aws.environment``).
+
+Its defaults name their adapters by module path (:func:`_named`), so that the ports depend on no
+adapter and no function type: the MCP tool client, and the type registry's document check.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from parley.clock import Clock
+from parley.definitions.service import Checker, DefinitionService
+from parley.definitions.store import DefinitionStore
+from parley.ports.tools import ToolClient
+from parley.ports.waiting import Scheduler, Waits
+
+if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
+    from parley.config import OperatorConfig
+    from parley.ports.content import ContentStore
+
+
+class DueWork(Protocol):
+    """Timed work the runtime runs when it falls due: locally, the scheduler port's work
+    (``parley.local.scheduler.LocalScheduler``: expiries now; deliveries and reads later).
+
+    With a manual clock, ``POST /_local/clock/advance`` steps the clock from one due time to the next
+    and calls :meth:`run_due` at each, so that work scheduled by work also runs in time order.
+    """
+
+    def next_due(self) -> datetime | None:
+        """When the earliest pending work falls due, or ``None`` when nothing is pending."""
+        ...
+
+    def run_due(self, now: datetime) -> None:
+        """Run everything due at or before ``now``."""
+        ...
+
+
+@dataclass
+class Runtime:
+    definitions: DefinitionStore
+    clock: Clock
+    operator: OperatorConfig
+    #: Hooks for "run the work that fell due" under the manual clock (the local scheduler); empty on AWS,
+    #: where EventBridge Scheduler fires the work.
+    due_work: list[DueWork] = field(default_factory=list)
+    #: The save-time document check; tests of the definition rules may put a simpler one here.
+    check_document: Checker = field(default_factory=lambda: _named("parley.runs.kinds", "check_source"))
+    #: Executions that hold waiting runs (Step Functions; locally moto's executor).
+    waits: Waits | None = None
+    #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
+    scheduler: Scheduler | None = None
+    #: The MCP client tool servers are reached through (``parley.tools.client``); tests inject one with
+    #: short bounds. The default loads the mcp package only on its first call.
+    tool_client: ToolClient = field(default_factory=lambda: _named("parley.tools.client", "McpToolClient")())
+    #: The Secrets Manager client that tool server header references are read through
+    #: (``parley.tools.servers``); a boto3 client made on first use unless one is injected.
+    secretsmanager: Any = field(default_factory=lambda: LazyClient("secretsmanager"))
+    #: Where content too large for a table item is kept (``parley.ports.content``): the bucket of
+    #: ``PARLEY_CONTENT_BUCKET`` on AWS, moto's locally; ``None`` keeps only what fits in items.
+    content: ContentStore | None = None
+
+    def definition_service(self) -> DefinitionService:
+        return DefinitionService(self.definitions, self.clock, self.check_document)
+
+
+class LazyClient:
+    """A boto3 client made on first use (creating one costs tens of milliseconds of a cold start)."""
+
+    def __init__(self, service: str) -> None:
+        self._service = service
+        self._lock = threading.Lock()
+        self._client: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import boto3
+
+                    self._client = boto3.client(self._service)  # type: ignore[call-overload]
+        return getattr(self._client, name)
+
+
+def _named(module: str, name: str) -> Any:
+    """A default by its module path: the runtime's adapters and the type registry load with the first
+    runtime that needs them, and this module imports neither."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

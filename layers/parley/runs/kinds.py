@@ -1,0 +1,110 @@
+"""The registry of function types: the one way the lifecycle (``parley.runs``) and the definitions
+(through the runtime's document check) reach a type.
+
+A type is a package (``parley.interaction``; ``parley.reasoning`` next) whose ``kind`` module has:
+
+- ``check(source) -> CheckedDocument``: check a document when it is saved, and write its overview;
+- ``bind(runs) -> FunctionKind``: the type working over one lifecycle (:class:`FunctionKind`).
+
+Types are named here by module path and imported on first use, so the lifecycle imports no type (the
+types import the lifecycle, never the other way round) and a function's cold start loads only the
+types its events use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from parley.definitions.model import Definition, PlaybookRef
+from parley.errors import Problem
+
+if TYPE_CHECKING:
+    from parley.documents.definition import CheckedDocument
+    from parley.ports.waiting import RunKey
+    from parley.runs.model import Request, Run
+
+#: Each type's ``kind`` module.
+KINDS: Final[Mapping[str, str]] = {
+    "interaction": "parley.interaction.kind",
+}
+#: Timed work (the timer function's ``work``) that a type schedules for itself, by the type doing it.
+TIMED_WORK: Final[Mapping[str, str]] = {
+    "deliver": "interaction",
+    "lost": "interaction",
+    "read": "interaction",
+}
+
+
+class FunctionKind(Protocol):
+    """A function type as the lifecycle sees it, bound to one lifecycle (``parley.runs.service``)."""
+
+    def run(self, start: RunStart) -> Run:
+        """Run the definition for a run the lifecycle has made (its id, retries and input digest
+        settled): the run ``started`` or ``succeeded``; a rejection is recorded on the run
+        (``RunService.rejected``) and raised as its :class:`Problem`."""
+        ...
+
+    def waiting(self, playbook: PlaybookRef, request: Request) -> None:
+        """The run's wait has (re)started: schedule what the type does while it waits (idempotent)."""
+        ...
+
+    def resume(self, key: RunKey, run: Run, request: Request) -> str:
+        """The run's wait ended with its request answered: take the answer (``settled`` or
+        ``unchanged``)."""
+        ...
+
+    def forget(self, key: RunKey, request: Request) -> None:
+        """The run's wait ended otherwise: cancel the timed work the type still has pending."""
+        ...
+
+    def timed(self, work: Mapping[str, Any]) -> dict[str, Any]:
+        """Do a piece of the type's timed work (one of :data:`TIMED_WORK`); what happened."""
+        ...
+
+    def listed(self, request: Request) -> dict[str, Any]:
+        """The request as ``list_interactions`` shows it."""
+        ...
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What a type needs to run a definition: the run as the lifecycle made it (``started``, its
+    ``attempt`` counted), the active definition, the input, the attempt it replaces, and the moment."""
+
+    playbook: PlaybookRef
+    definition: Definition
+    run: Run
+    input_value: Any
+    replacing: int | None
+    moment: datetime
+
+
+def kind_module(definition_type: str) -> Any:
+    """The ``kind`` module of a type; ``400`` for a type this runtime does not have."""
+    path = KINDS.get(definition_type)
+    if path is None:
+        raise Problem(
+            "invalid_input", f"Definitions of type {definition_type!r} cannot be saved by this runtime yet."
+        )
+    return importlib.import_module(path)
+
+
+def check_source(definition_type: str, source: str) -> CheckedDocument:
+    """Check ``source`` as a document of ``definition_type`` (the runtime's default document check).
+
+    Raises :class:`~parley.errors.Problem` ``invalid_input`` with every problem under ``/source``.
+    """
+    checked: CheckedDocument = kind_module(definition_type).check(source)
+    return checked
+
+
+def work_kind(work: str) -> str:
+    """The type doing a piece of timed work; ``ValueError`` for work nobody does."""
+    kind = TIMED_WORK.get(work)
+    if kind is None:
+        raise ValueError(f"the timer does not know the work {work!r}")
+    return kind

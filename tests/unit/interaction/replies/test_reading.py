@@ -1,0 +1,279 @@
+"""Answering by reply, end to end in process (interaction-format.md, "Answering by reply", "`replies`"):
+the spec's chat example delivered through the demo chat (a real MCP server on 127.0.0.1), replies posted
+as the owner, reads on the cadence under the manual clock with an in-memory scheduler."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parley.clock import ManualClock
+from parley.config import parse_operator_config
+from parley.definitions.model import PlaybookRef
+from parley.definitions.store import DynamoDefinitionStore
+from parley.demo.chat import BOT_USER
+from parley.demo.server import DemoChat, DemoChatOptions, running
+from parley.executions.entry import build_timer_handler
+from parley.ports.runtime import Runtime
+from parley.ports.tools import Bounds
+from parley.ports.waiting import RunKey
+from parley.runs.kinds import check_source
+from parley.runs.model import Run
+from parley.runs.service import RunService, run_service
+from parley.tools.client import McpToolClient
+
+PLAYBOOK = PlaybookRef("acme", "campaigns")
+#: The spec's chat example ("Sending through a tool"), as examples/definitions keeps it.
+CHAT_FUNCTION = (
+    Path(__file__).resolve().parents[4] / "examples" / "definitions" / "approve-draft-in-chat.md"
+).read_text(encoding="utf-8")
+FAST = CHAT_FUNCTION.replace("  wait: PT1M\n", "")
+CHANNEL = (
+    FAST.replace("  conversation: '{{ sent.conversation }}/{{ sent.id }}'\n", "")
+    .replace("  tool: thread_replies\n", "  tool: channel_messages\n")
+    .replace("    ts: '{{ sent.id }}'\n", "")
+)
+
+
+@dataclass
+class Waits:
+    service: RunService | None = None
+    ended: dict[str, Any] = field(default_factory=dict)
+
+    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
+        assert self.service is not None
+        self.service.park_request(run, f"token-{run.run_id}")
+
+    def succeed(self, token: str, output: Any) -> None:
+        self._end(token, None)
+
+    def fail(self, token: str, error: str, cause: str) -> None:
+        self._end(token, error)
+
+    def _end(self, token: str, error: str | None) -> None:
+        if token in self.ended:
+            return
+        self.ended[token] = error
+        assert self.service is not None
+        self.service.settle_run(RunKey(PLAYBOOK.org, PLAYBOOK.playbook, token.removeprefix("token-")), error)
+
+
+@dataclass
+class Scheduler:
+    schedules: dict[str, tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
+    handler: Any = None
+    fired: list[dict[str, Any]] = field(default_factory=list)
+
+    def schedule(self, name: str, at: datetime, work: Any) -> None:
+        self.schedules.setdefault(name, (at, dict(work)))
+
+    def cancel(self, name: str) -> None:
+        self.schedules.pop(name, None)
+
+
+class Harness:
+    def __init__(self, service: RunService, clock: ManualClock, scheduler: Scheduler, chat: DemoChat) -> None:
+        self.service, self.clock, self.scheduler, self.chat = service, clock, scheduler, chat
+        self.start = clock.now()
+
+    def run(self, name: str, owner: str = "maria", draft: str = "the brief") -> Run:
+        return self.service.run_definition(
+            PLAYBOOK,
+            "interaction",
+            name,
+            input_value={"owner": owner, "draft": draft},
+            run_id=None,
+            started_by="dev",
+        )
+
+    def advance(self, seconds: float) -> None:
+        end = self.clock.now() + timedelta(seconds=seconds)
+        while True:
+            due = sorted((at, name) for name, (at, _) in self.scheduler.schedules.items() if at <= end)
+            if not due:
+                break
+            at, name = due[0]
+            if at > self.clock.now():
+                self.clock.advance((at - self.clock.now()).total_seconds())
+            work = self.scheduler.schedules.pop(name)[1]
+            self.scheduler.fired.append({"at": self.clock.now(), **work})
+            self.scheduler.handler(work, None)
+        if end > self.clock.now():
+            self.clock.advance((end - self.clock.now()).total_seconds())
+
+    def reads(self) -> list[float]:
+        return [(w["at"] - self.start).total_seconds() for w in self.scheduler.fired if w["work"] == "read"]
+
+    def playbook_events(self, event_type: str) -> list[dict[str, Any]]:
+        page = self.service.list_playbook_events(PLAYBOOK, event_type=event_type, order="asc", limit=100)
+        return list(page.items)
+
+    def history(self, run_id: str) -> list[str]:
+        return [e["type"] for e in self.service.get_run_history(PLAYBOOK, run_id, limit=100).items]
+
+    def thread_of(self, run_id: str) -> tuple[str, str]:
+        sent = [
+            e
+            for e in self.service.get_run_history(PLAYBOOK, run_id).items
+            if e["type"] == "delivery_succeeded"
+        ]
+        return sent[0]["data"]["sent"]["conversation"], sent[0]["data"]["sent"]["id"]
+
+
+@pytest.fixture
+def harness(dynamodb: tuple[Any, str], manual_clock: ManualClock) -> Iterator[Harness]:
+    with running(DemoChatOptions(port=0)) as chat:
+        client, table = dynamodb
+        operator = parse_operator_config(
+            f"""
+principals:
+  - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
+tool_servers:
+  - {{ name: chat, url: '{chat.mcp_url}', orgs: [acme] }}
+""",
+            "test",
+            environ={},
+        )
+        waits, scheduler = Waits(), Scheduler()
+        runtime = Runtime(
+            definitions=DynamoDefinitionStore(client, table),
+            clock=manual_clock,
+            operator=operator,
+            check_document=check_source,
+            waits=waits,
+            scheduler=scheduler,
+            tool_client=McpToolClient(Bounds(open_seconds=3, list_seconds=3, respond_seconds=3)),
+        )
+        service = run_service(runtime)
+        waits.service = service
+        scheduler.handler = build_timer_handler(runtime)
+        definitions = runtime.definition_service()
+        definitions.create_definition(PLAYBOOK, "interaction", "approve-in-chat", CHAT_FUNCTION)
+        definitions.create_definition(PLAYBOOK, "interaction", "approve-fast", FAST)
+        definitions.create_definition(PLAYBOOK, "interaction", "approve-channel", CHANNEL)
+        yield Harness(service, manual_clock, scheduler, chat)
+
+
+def test_a_reply_in_the_thread_answers_the_request(harness: Harness) -> None:
+    run = harness.run("approve-fast")
+    harness.advance(0)
+    channel, ts = harness.thread_of(run.run_id)
+    listed = harness.service.list_interactions(PLAYBOOK).items[0]
+    assert listed["conversation"] == f"{channel}/{ts}" and listed["answerer"] == "maria"
+
+    harness.chat.chat.post(channel, "maria", "Approve! Ship it.", ts)
+    harness.advance(5)
+
+    done = harness.service.get_run(PLAYBOOK, run.run_id)
+    assert (done.status, done.output) == ("succeeded", {"verdict": "approve", "note": "Ship it."})
+    answered = [
+        e
+        for e in harness.service.get_run_history(PLAYBOOK, run.run_id).items
+        if e["type"] == "request_answered"
+    ]
+    assert answered[0]["data"]["answered_by"] == "playbook:campaigns"
+    assert answered[0]["data"]["reply"]["id"]
+    assert len(harness.playbook_events("replies_read")) == 1
+
+
+def test_the_cadence_and_the_wait_floor(harness: Harness) -> None:
+    fast = harness.run("approve-fast")
+    harness.advance(0)
+    harness.advance(915)
+    # waits of 5, 10, 20 and 40 s, then a minute through the 18th read (at 915 s), then 5 minutes
+    assert harness.reads() == [
+        5,
+        15,
+        35,
+        75,
+        135,
+        195,
+        255,
+        315,
+        375,
+        435,
+        495,
+        555,
+        615,
+        675,
+        735,
+        795,
+        855,
+        915,
+    ]
+    harness.service.cancel_run(PLAYBOOK, fast.run_id, reason=None, cancelled_by="dev")
+    harness.advance(3600)
+    assert len(harness.reads()) == 19  # the read after the cancel finds nothing open, and the reading stops
+
+    harness.scheduler.fired.clear()
+    harness.start = harness.clock.now()
+    harness.run("approve-in-chat")
+    harness.advance(0)
+    harness.advance(300)
+    assert harness.reads() == [60, 120, 180, 240, 300]  # never sooner than wait: PT1M
+
+
+def test_a_reply_the_rule_cannot_read_is_refused_and_the_owner_told(harness: Harness) -> None:
+    run = harness.run("approve-fast")
+    harness.advance(0)
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "maybe later", ts)
+    harness.chat.chat.post(channel, "someone-else", "approve", ts)
+    harness.advance(5)
+
+    assert harness.service.get_run(PLAYBOOK, run.run_id).status == "started"
+    assert "reply_refused" in harness.history(run.run_id)
+    refused = [
+        e for e in harness.service.get_run_history(PLAYBOOK, run.run_id).items if e["type"] == "reply_refused"
+    ]
+    assert "maybe" not in str(refused)
+    told = [m for m in harness.chat.chat.thread(channel, ts)[0] if m.user == BOT_USER and m.ts != ts]
+    assert len(told) == 1 and "To answer, reply with one of approve, revise" in told[0].text
+    assert [e["type"] for e in harness.playbook_events("telling_succeeded")] == ["telling_succeeded"]
+    listed = harness.service.list_interactions(PLAYBOOK).items[0]
+    assert listed["reply_refusals"] == 1
+    harness.advance(10)  # read 2, at 15 s, lists the telling: the playbook's own message, not counted
+    assert harness.reads() == [5, 15]
+    assert len(harness.playbook_events("replies_read")) == 1
+
+    harness.chat.chat.post(channel, "maria", "revise name the role", ts)
+    harness.advance(20)  # read 3, at 35 s
+    assert harness.reads() == [5, 15, 35]
+    done = harness.service.get_run(PLAYBOOK, run.run_id)
+    assert (done.status, done.output) == ("succeeded", {"verdict": "revise", "note": "name the role"})
+
+
+def test_two_requests_in_one_conversation_share_one_reading_and_replies_go_to_their_thread(
+    harness: Harness,
+) -> None:
+    first = harness.run("approve-channel", draft="first")
+    harness.advance(2)
+    second = harness.run("approve-channel", draft="second")
+    harness.advance(0)
+    _, first_ts = harness.thread_of(first.run_id)
+    _, second_ts = harness.thread_of(second.run_id)
+    listed = {i["run_id"]: i["conversation"] for i in harness.service.list_interactions(PLAYBOOK).items}
+    assert listed == {first.run_id: "maria", second.run_id: "maria"}
+
+    harness.advance(75 - 2)
+    assert harness.reads() == [5, 15, 35, 75]  # one reading for both, from the first's join
+
+    harness.chat.chat.post("maria", "maria", "approve", None)  # outside any thread, two open: refused
+    harness.chat.chat.post("maria", "maria", "revise the second", second_ts)
+    harness.advance(60)
+    assert harness.service.get_run(PLAYBOOK, second.run_id).output == {
+        "verdict": "revise",
+        "note": "the second",
+    }
+    assert harness.service.get_run(PLAYBOOK, first.run_id).status == "started"
+    assert "reply_refused" in harness.history(first.run_id)
+
+    harness.chat.chat.post("maria", "maria", "approve", None)  # now one open request: it answers it
+    harness.advance(60)
+    assert harness.service.get_run(PLAYBOOK, first.run_id).output == {"verdict": "approve"}
+    assert harness.chat.chat.thread("maria", first_ts)[0][0].ts == first_ts

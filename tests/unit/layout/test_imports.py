@@ -1,0 +1,89 @@
+"""The core's one direction of imports (README, "Design in a page"): no two parts of the package — its
+subpackages and top-level modules — import each other, directly or round a circle, counting every
+import (at the top of a module, inside a function, or for type checking only); the run lifecycle and
+the definitions reach a function type only through the registry (``parley.runs.kinds``)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import parley
+
+PACKAGE = Path(parley.__file__).parent
+#: The function types: packages the lifecycle reaches only by name, through the registry.
+TYPES = ("interaction", "reasoning")
+
+
+def _part(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "parley" else None
+
+
+def _imports(path: Path) -> Iterator[str]:
+    module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                yield ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                yield node.module or ""
+            if node.module in ("parley", None) or (node.level and not node.module):
+                # ``from parley import x`` / ``from . import x``: x may be a part of its own
+                root = node.module or package
+                yield from (f"{root}.{alias.name}" for alias in node.names)
+
+
+def graph() -> dict[str, set[str]]:
+    edges: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        source = _part(".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts))
+        if source is None:
+            continue
+        targets = edges.setdefault(source, set())
+        for imported in _imports(path):
+            target = _part(imported)
+            if target is not None and target != source:
+                targets.add(target)
+    return edges
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    found: list[list[str]] = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(edges.get(node, ())):
+            if state.get(target) == 1:
+                found.append([*stack[stack.index(target) :], target])
+            elif target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node)
+    return found
+
+
+def test_no_two_parts_import_each_other_directly_or_round_a_circle() -> None:
+    assert cycles(graph()) == []
+
+
+def test_the_lifecycle_and_the_definitions_reach_no_type_but_through_the_registry() -> None:
+    edges = graph()
+    for part in ("runs", "definitions", "documents", "templates", "tools", "ports", "aws"):
+        assert not edges.get(part, set()) & set(TYPES), part
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
