@@ -10,7 +10,7 @@ CONFIG ?= examples/operator.yaml
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-local serve demo-chat test lint format typecheck unit synth deploy destroy bench clean
+.PHONY: help install install-local serve demo-chat demo-model test lint format typecheck unit synth deploy destroy bench clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ serve: install-local ## Install, then start the local server on 127.0.0.1:8000 (
 
 demo-chat: install-local ## Start the demo chat tool server on 127.0.0.1:9001 (see docs/demo-chat.md)
 	$(BIN)/parley demo-chat --host $(HOST) --port 9001
+
+demo-model: install-local ## Start the demo model on 127.0.0.1:9100 (OpenAI-compatible at /v1, Anthropic at /anthropic)
+	$(BIN)/parley demo-model --host $(HOST) --port 9100
 
 lint: install ## ruff lint and format check
 	$(BIN)/ruff check .

@@ -1,5 +1,6 @@
 """The ``parley`` command: ``parley serve`` runs the local server (``http-api.md``, "Local server");
-``parley demo-chat`` runs the demo chat tool server (``docs/demo-chat.md``)."""
+``parley demo-chat`` runs the demo chat tool server (``docs/demo-chat.md``); ``parley demo-model`` runs
+a deterministic model to try reasoning functions offline (``parley.demo.model``)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="manual: time stands still until POST /_local/clock/advance moves it (default: real)",
     )
     add_demo_chat(commands)
+    add_demo_model(commands)
     return parser
 
 
@@ -68,6 +70,19 @@ def add_demo_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     reply.add_argument("text", help="the reply, such as 'approve, looks good'")
 
 
+def add_demo_model(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    demo = commands.add_parser(
+        "demo-model",
+        help="serve a deterministic model (OpenAI-compatible and Anthropic APIs) to try reasoning offline",
+        description="Serve the demo model: an OpenAI-compatible Chat Completions endpoint (base URL "
+        "http://HOST:PORT/v1, the gateway demo of examples/operator.yaml) and an Anthropic Messages one "
+        "(base URL http://HOST:PORT/anthropic). It restates the message, writes JSON that matches the "
+        "requested schema, and calls a tool the message names. Stops cleanly on SIGTERM or Ctrl-C.",
+    )
+    demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    demo.add_argument("--port", type=int, default=9100, help="port to listen on (default: 9100; 0 picks one)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
@@ -83,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from parley.demo.server import serve as serve_demo_chat
 
         return serve_demo_chat(DemoChatOptions(host=args.host, port=args.port))
+    if args.command == "demo-model":
+        from parley.demo.model import DemoModelOptions
+        from parley.demo.model import serve as serve_demo_model
+
+        return serve_demo_model(DemoModelOptions(host=args.host, port=args.port))
     return 2  # pragma: no cover - argparse refuses unknown commands
 
 

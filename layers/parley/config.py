@@ -1,17 +1,20 @@
 """Operator configuration (``http-api.md``, "Operator configuration") and the environment settings.
 
-What the operator sets, not a playbook: principals and their grants, tool servers, limits. Locally it
-is one YAML file (``parley serve --config FILE``) whose principals hold the bearer tokens. On AWS it is
-the YAML (or JSON) text of an SSM parameter (``PARLEY_OPERATOR_CONFIG_PARAMETER`` names it) that the
-operator changes without redeploying: the functions read it again once a minute
-(:class:`OperatorConfigParameter`, :class:`LiveOperatorConfig`). There the API's JWT authorizer names
-the principal, so principals carry no ``token``, and tool server headers take their secrets from Secrets
-Manager (``{{resolve:secretsmanager:…}}``): the parameter holds no secret (``parse_operator_config(…,
+What the operator sets, not a playbook: principals and their grants, tool servers, limits, and the
+models reasoning functions may run (``models``, :class:`ModelsConfig`: allowed references, aliases,
+gateways, a catalog, the providers' settings). Locally it is one YAML file (``parley serve --config
+FILE``) whose principals hold the bearer tokens. On AWS it is the YAML (or JSON) text of an SSM parameter
+(``PARLEY_OPERATOR_CONFIG_PARAMETER`` names it) that the operator changes without redeploying: the
+functions read it again once a minute (:class:`OperatorConfigParameter`, :class:`LiveOperatorConfig`).
+There the API's JWT authorizer names the principal, so principals carry no ``token``, and tool server
+headers, gateway keys and headers and provider keys take their secrets from Secrets Manager
+(``{{resolve:secretsmanager:…}}``): the parameter holds no secret (``parse_operator_config(…,
 aws=True)`` refuses one). ``PARLEY_OPERATOR_CONFIG``, the text itself in a variable, still works (tests,
 a quick experiment).
 
-Secrets (principal tokens, tool server headers) are :class:`pydantic.SecretStr`: they never appear in
-``repr``, logs or ``model_dump_json``; read them with ``get_secret_value()`` where they are used.
+Secrets (principal tokens, tool server headers, gateway keys and headers, provider settings) are
+:class:`pydantic.SecretStr`: they never appear in ``repr``, logs or ``model_dump_json``; read them with
+``get_secret_value()`` where they are used.
 Unknown keys are refused, and every loading error names the file (or variable) and the field.
 """
 
@@ -41,6 +44,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_core import PydanticCustomError
 
@@ -188,12 +192,309 @@ class Limits(_Model):
     interaction_open_requests: int = Field(default=DEFAULT_INTERACTION_OPEN_REQUESTS, ge=1)
 
 
+# --- models (reasoning functions) ---------------------------------------------------------------
+
+#: The providers the runtime knows by name (``http-api.md``, "Model providers"); a gateway takes any
+#: other name of the same shape.
+BUILT_IN_PROVIDERS: Final = (
+    "anthropic",
+    "openai",
+    "azure",
+    "google",
+    "vertex",
+    "vertex-anthropic",
+    "bedrock",
+    "bedrock-anthropic",
+)
+#: Each built-in provider's settings, named as its own SDK reads them from the environment; the file
+#: may hold the same names under ``models.providers.<provider>``.
+PROVIDER_SETTINGS: Final[Mapping[str, tuple[str, ...]]] = {
+    "anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"),
+    "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API"),
+    "azure": ("AZURE_OPENAI_ENDPOINT", "AZURE_RESOURCE_NAME", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION"),
+    "google": ("GOOGLE_API_KEY", "GEMINI_API_KEY"),
+    "vertex": ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
+    "vertex-anthropic": ("GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"),
+    "bedrock": ("AWS_REGION",),
+    "bedrock-anthropic": ("AWS_REGION",),
+}
+#: The settings that are keys: on AWS each is a Secrets Manager reference, never the key itself.
+SECRET_PROVIDER_SETTINGS: Final = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "OPENAI_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GEMINI_API_KEY",
+    }
+)
+#: The Chat Completions body fields the runtime sets or reads itself: a gateway's
+#: ``allowed_provider_options`` cannot hand them to a function (``reasoning-format.md``, "Options for a
+#: gateway").
+RUNTIME_SET_FIELDS: Final = frozenset(
+    {
+        "model",
+        "messages",
+        "max_tokens",
+        "max_completion_tokens",
+        "temperature",
+        "top_p",
+        "seed",
+        "stop",
+        "response_format",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "functions",
+        "function_call",
+        "stream",
+        "stream_options",
+        "reasoning_effort",
+        "n",
+    }
+)
+REASONING_MAX_INPUT_TOKENS_VARIABLE: Final = "REASONING_MAX_INPUT_TOKENS"
+
+_PROVIDER_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+_MODEL_REFERENCE_TEXT: Final = re.compile(r"^[^\s*]+\*?$")
+_BODY_FIELD: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+_HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+#: Headers the HTTP client sets itself; a gateway's ``headers`` cannot replace them.
+_CLIENT_HEADERS: Final = frozenset({"host", "content-type", "content-length", "transfer-encoding"})
+
+
+def _gateway_name(value: str) -> str:
+    if not _PROVIDER_NAME.match(value):
+        raise ValueError("a gateway name is 1 to 32 of a-z, 0-9 and '-', starting with a letter")
+    if value in BUILT_IN_PROVIDERS:
+        raise ValueError(
+            f"{value!r} is a built-in provider; a gateway takes a name of its own "
+            f"(built-in: {', '.join(BUILT_IN_PROVIDERS)})"
+        )
+    return value
+
+
+def _pattern_or_reference(value: str) -> str:
+    """An ``allowed`` entry or an alias key: a name or ``provider/model``, or a prefix ending in ``*``."""
+    if not _MODEL_REFERENCE_TEXT.match(value) or value == "*":
+        raise ValueError(
+            f"{value!r}: a model reference (such as anthropic/claude-sonnet-4-5), an alias name, or a "
+            "prefix ending in * (such as anthropic/*); no spaces, and * only at the end"
+        )
+    return value
+
+
+def _is_secret_reference(value: SecretStr) -> bool:
+    return SECRET_REFERENCE_PREFIX in value.get_secret_value()
+
+
+def _on_aws(info: ValidationInfo) -> bool:
+    context = info.context if isinstance(info.context, dict) else {}
+    return context.get("aws") is True
+
+
+def _store_only(what: str) -> str:
+    return (
+        f"on AWS {what} takes its secret from Secrets Manager, as "
+        "{{resolve:secretsmanager:<name or ARN>}} (the configuration holds no secret)"
+    )
+
+
+GatewayName = Annotated[str, AfterValidator(_gateway_name)]
+ModelPattern = Annotated[str, AfterValidator(_pattern_or_reference)]
+
+
+class Gateway(_Model):
+    """An OpenAI-compatible Chat Completions endpoint, named by the operator: its name is the provider
+    part of the references that reach it (``internal/llama-3.3-70b``)."""
+
+    name: GatewayName
+    base_url: str
+    api_key: SecretStr | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    #: Whether the endpoint takes ``response_format: {type: json_schema}``.
+    structured_outputs: bool = False
+    #: The top-level body fields a function's provider options may set for this gateway.
+    allowed_provider_options: tuple[str, ...] = ()
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("a gateway base_url is an http:// or https:// URL with a host")
+        return url
+
+    @field_validator("api_key")
+    @classmethod
+    def _api_key(cls, key: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if key is None:
+            return None
+        if not key.get_secret_value().strip():
+            raise ValueError("an api_key cannot be empty (leave it out when the gateway needs none)")
+        if _on_aws(info) and not _is_secret_reference(key):
+            raise ValueError(_store_only("the api_key"))
+        return key
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, SecretStr], info: ValidationInfo) -> dict[str, SecretStr]:
+        for name, value in headers.items():
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"{name!r} is not an HTTP header name")
+            if name.lower() in _CLIENT_HEADERS:
+                raise ValueError(f"header {name!r} is set by the HTTP client; leave it out")
+            if _on_aws(info) and not _is_secret_reference(value):
+                raise ValueError(_store_only(f"the header {name!r}"))
+        return headers
+
+    @field_validator("allowed_provider_options")
+    @classmethod
+    def _options_the_runtime_leaves(cls, options: tuple[str, ...]) -> tuple[str, ...]:
+        for option in options:
+            if not _BODY_FIELD.match(option):
+                raise ValueError(f"{option!r} is not a request body field name")
+            if option in RUNTIME_SET_FIELDS:
+                raise ValueError(
+                    f"{option!r} cannot be allowed: the runtime sets it itself "
+                    "(the front matter's settings, the messages, the tools and the output format)"
+                )
+        _refuse_duplicates(options, "allowed provider option")
+        return options
+
+    @model_validator(mode="after")
+    def _one_authorization(self) -> Gateway:
+        if self.api_key is not None and any(name.lower() == "authorization" for name in self.headers):
+            raise ValueError(
+                "the api_key is sent as Authorization: Bearer; give either api_key or an Authorization header"
+            )
+        return self
+
+
+class CatalogEntry(_Model):
+    """A model the providers do not list (or list without its limits), with its limits."""
+
+    id: str
+    context_window: int = Field(ge=1)
+    max_tokens: int = Field(ge=1)
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _provider_and_model(cls, value: str) -> str:
+        provider, _, model = value.partition("/")
+        if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() or c == "*" for c in model):
+            raise ValueError(
+                f"{value!r}: a catalog id is provider/model, such as internal/llama-3.3-70b (no * or spaces)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _fits_the_window(self) -> CatalogEntry:
+        if self.max_tokens > self.context_window:
+            raise ValueError(
+                f"max_tokens ({self.max_tokens}) is more than the context_window ({self.context_window})"
+            )
+        return self
+
+
+class ModelsConfig(_Model):
+    """Which models reasoning functions may run and how references reach them (``http-api.md``,
+    "Operator configuration" and "Model providers")."""
+
+    #: Only these references or prefixes (``anthropic/*``) may run, as written or as an alias made them;
+    #: left out, every model of a configured provider may.
+    allowed: tuple[ModelPattern, ...] | None = None
+    #: Exact names (``fast``) and wildcard prefixes (``anthropic/*`` to ``bedrock-anthropic/us.anthropic.*``),
+    #: followed one hop.
+    aliases: dict[str, str] = Field(default_factory=dict)
+    gateways: tuple[Gateway, ...] = ()
+    catalog: tuple[CatalogEntry, ...] = ()
+    #: ``provider -> {SETTING: value}``, the same names the environment gives (the environment wins).
+    providers: dict[str, dict[str, SecretStr]] = Field(default_factory=dict)
+    reasoning_max_input_tokens: int | None = Field(default=None, ge=1)
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, aliases: dict[str, str]) -> dict[str, str]:
+        for key, target in aliases.items():
+            try:
+                _pattern_or_reference(key)
+            except ValueError as exc:
+                raise ValueError(f"alias {exc}") from None
+            provider, _, model = target.partition("/")
+            wildcard = key.endswith("*")
+            if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() for c in model):
+                raise ValueError(
+                    f"alias {key!r}: its target {target!r} is provider/model, such as "
+                    "anthropic/claude-haiku-4-5"
+                )
+            if wildcard != target.endswith("*") or "*" in target[:-1]:
+                raise ValueError(
+                    f"alias {key!r}: a wildcard alias (ending in *) maps to a target ending in *, such as "
+                    "anthropic/*: bedrock-anthropic/us.anthropic.*; an exact alias maps to one model"
+                )
+        return aliases
+
+    @field_validator("gateways")
+    @classmethod
+    def _distinct_gateways(cls, gateways: tuple[Gateway, ...]) -> tuple[Gateway, ...]:
+        _refuse_duplicates((g.name for g in gateways), "gateway name")
+        return gateways
+
+    @field_validator("catalog")
+    @classmethod
+    def _distinct_catalog(cls, catalog: tuple[CatalogEntry, ...]) -> tuple[CatalogEntry, ...]:
+        _refuse_duplicates((entry.id for entry in catalog), "catalog id")
+        return catalog
+
+    @field_validator("providers")
+    @classmethod
+    def _provider_settings(
+        cls, providers: dict[str, dict[str, SecretStr]], info: ValidationInfo
+    ) -> dict[str, dict[str, SecretStr]]:
+        for provider, settings in providers.items():
+            if provider not in PROVIDER_SETTINGS:
+                raise ValueError(
+                    f"{provider!r} is not a built-in provider ({', '.join(BUILT_IN_PROVIDERS)}); "
+                    "a gateway's settings belong to its entry in gateways"
+                )
+            names = PROVIDER_SETTINGS[provider]
+            for name, value in settings.items():
+                if name not in names:
+                    raise ValueError(f"{provider}: unknown setting {name!r} (allowed: {', '.join(names)})")
+                if not value.get_secret_value().strip():
+                    raise ValueError(f"{provider}.{name} cannot be empty (leave it out)")
+                if _on_aws(info) and name in SECRET_PROVIDER_SETTINGS and not _is_secret_reference(value):
+                    raise ValueError(_store_only(f"{provider}.{name}"))
+        return providers
+
+    def gateway_named(self, name: str) -> Gateway | None:
+        """The gateway ``name``, or ``None``."""
+        return next((gateway for gateway in self.gateways if gateway.name == name), None)
+
+    def provider_settings(
+        self, provider: str, environ: Mapping[str, str] | None = None
+    ) -> dict[str, SecretStr]:
+        """A built-in provider's settings: the file's, each replaced by the environment's value when the
+        environment (default ``os.environ``) sets it; empty for a gateway or an unknown provider."""
+        env = os.environ if environ is None else environ
+        settings = dict(self.providers.get(provider, {}))
+        for name in PROVIDER_SETTINGS.get(provider, ()):
+            value = env.get(name, "")
+            if value.strip():
+                settings[name] = SecretStr(value)
+        return settings
+
+
 class OperatorConfig(_Model):
     """The whole operator configuration; an empty one has no principals, so every call is 401."""
 
     principals: tuple[Principal, ...] = ()
     tool_servers: tuple[ToolServer, ...] = ()
     limits: Limits = Field(default_factory=Limits)
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
 
     @field_validator("principals")
     @classmethod
@@ -253,7 +554,8 @@ def parse_operator_config(
 ) -> OperatorConfig:
     """Parse YAML (or JSON, which is YAML) text; ``source`` names it in errors.
 
-    ``INTERACTION_OPEN_REQUESTS`` in ``environ`` (default: ``os.environ``) wins over ``limits``.
+    ``INTERACTION_OPEN_REQUESTS`` in ``environ`` (default: ``os.environ``) wins over ``limits``, and
+    ``REASONING_MAX_INPUT_TOKENS`` over ``models.reasoning_max_input_tokens``.
     ``aws``: the deployed configuration, where principals have no token (the JWT names them) and
     every header value is a Secrets Manager reference; otherwise (local) each principal has a token.
     """
@@ -265,7 +567,7 @@ def parse_operator_config(
         data = {}
     if not isinstance(data, dict):
         raise OperatorConfigError(
-            f"{source}: the configuration is a mapping of principals, tool_servers, limits"
+            f"{source}: the configuration is a mapping of principals, tool_servers, limits, models"
         )
     data = _apply_environment(data, source, os.environ if environ is None else environ)
     try:
@@ -357,8 +659,8 @@ def _is_refresh_failure(exc: Exception) -> bool:
 
 
 class LiveOperatorConfig(OperatorConfig):
-    """An operator configuration that follows its source: each read of ``principals``, ``tool_servers``
-    or ``limits`` takes them from the source's current configuration (which the source keeps for a
+    """An operator configuration that follows its source: each read of ``principals``, ``tool_servers``,
+    ``limits`` or ``models`` takes them from the source's current configuration (which the source keeps for a
     minute), so the runtime built once per Lambda environment sees the operator's changes.
 
     It is an :class:`OperatorConfig` for everything that takes one; build it with :meth:`following`.
@@ -371,7 +673,10 @@ class LiveOperatorConfig(OperatorConfig):
         """A live configuration of ``source``, read once now (so a broken source fails here)."""
         first = source()
         live = cls.model_construct(
-            principals=first.principals, tool_servers=first.tool_servers, limits=first.limits
+            principals=first.principals,
+            tool_servers=first.tool_servers,
+            limits=first.limits,
+            models=first.models,
         )
         live._source = source
         return live
@@ -386,7 +691,7 @@ class LiveOperatorConfig(OperatorConfig):
         return super().__getattribute__(name)
 
 
-_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits"})
+_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits", "models"})
 
 
 def _log() -> logging.Logger:
@@ -394,23 +699,36 @@ def _log() -> logging.Logger:
 
 
 def _apply_environment(data: dict[str, Any], source: str, environ: Mapping[str, str]) -> dict[str, Any]:
-    raw = environ.get(OPEN_REQUESTS_VARIABLE)
+    """The variables that win over the file: ``INTERACTION_OPEN_REQUESTS`` over
+    ``limits.interaction_open_requests``, ``REASONING_MAX_INPUT_TOKENS`` over
+    ``models.reasoning_max_input_tokens``."""
+    for variable, section, key in (
+        (OPEN_REQUESTS_VARIABLE, "limits", "interaction_open_requests"),
+        (REASONING_MAX_INPUT_TOKENS_VARIABLE, "models", "reasoning_max_input_tokens"),
+    ):
+        value = _whole_number_variable(environ, variable)
+        if value is None:
+            continue
+        current = data.get(section)
+        if current is None:
+            current = {}
+        if not isinstance(current, dict):
+            continue  # left to validation, which names the section
+        data = {**data, section: {**current, key: value}}
+    return data
+
+
+def _whole_number_variable(environ: Mapping[str, str], variable: str) -> int | None:
+    raw = environ.get(variable)
     if raw is None or raw.strip() == "":
-        return data
+        return None
     try:
         value = int(raw.strip())
     except ValueError:
-        raise OperatorConfigError(
-            f"${OPEN_REQUESTS_VARIABLE}: expected a whole number, got {raw!r}"
-        ) from None
+        raise OperatorConfigError(f"${variable}: expected a whole number, got {raw!r}") from None
     if value < 1:
-        raise OperatorConfigError(f"${OPEN_REQUESTS_VARIABLE}: must be at least 1, got {value}")
-    limits = data.get("limits")
-    if limits is None:
-        limits = {}
-    if not isinstance(limits, dict):
-        return data  # left to validation, which names `limits`
-    return {**data, "limits": {**limits, "interaction_open_requests": value}}
+        raise OperatorConfigError(f"${variable}: must be at least 1, got {value}")
+    return value
 
 
 def _describe(exc: ValidationError, source: str) -> str:

@@ -93,14 +93,14 @@ def render_prompt(
 
     reasoning-format.md, "The system block": the text of the one ``{% system %}`` block is the system
     instructions, everything else the message, each at most 200,000 characters. The template must
-    render some text outside the block.
+    render some text outside the block: a message of only whitespace fails at the template's first line.
     """
     compiled = _compile(template, first_line) if isinstance(template, str) else template
     budget = _budget(data, refuse_structures=False)
     budget.system_allowed = True
     message = _render(compiled, data, budget, first_line=first_line, max_chars=OUTPUT_MAX_CHARS)
     if not message.strip():
-        raise RenderFailure(None, "the template renders no text outside the system block")
+        raise RenderFailure(first_line, "the template renders no text outside the system block")
     return budget.system_text, message
 
 

@@ -110,7 +110,8 @@ def test_a_bad_open_requests_variable_is_named(value: str) -> None:
         ),
         (
             "limit: {}",
-            "operator.yaml: top level: unknown key 'limit' (allowed: principals, tool_servers, limits)",
+            "operator.yaml: top level: unknown key 'limit' "
+            "(allowed: principals, tool_servers, limits, models)",
         ),
         (
             "limits: {open_requests: 3}",

@@ -1,0 +1,465 @@
+"""The reasoning-format document checker (``reasoning-format.md``, "Fields" and "How a document is checked").
+
+Saving a reasoning function runs every check of the page on its document and lists every problem found,
+each with its line and pointer, as for interaction documents: the fields of "Fields" with their types and
+ranges, any other key at any level, the YAML rules of the front matter, the schema rules shared with
+interaction functions ("Answers that are JSON"), ``provider_options`` ("Provider options"), ``tools``
+and the template with its system block ("The template"). A setting is checked only against its type and
+range: whether the provider accepts it, or offers the model, is found out when a run calls it.
+
+``output.format`` left out is ``text``, except beside ``output.shape``: "the answer is JSON of that shape",
+so a shape alone makes the format ``json``. ``output.schema`` with the format left out is refused, since
+the format is then ``text``, which takes no schema; the problem says to write ``format: json``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, cast
+
+from liquid.builtin.content import ContentNode
+from liquid.builtin.tags.comment_tag import CommentNode
+
+from parley.documents.front_matter import LineIndex, load_front_matter, split_document
+from parley.documents.json_schema import check_schema, validate_instance
+from parley.documents.pointers import join_pointer
+from parley.documents.problems import DocumentProblems
+from parley.reasoning.provider_options import check_provider_options
+from parley.reasoning.schema_warnings import capped_warnings, schema_warnings
+from parley.reasoning.shapes import SHAPE_NAMES, ShapeName, shape_schema
+from parley.templates.checks import check_template, place_names
+from parley.templates.environment import SystemNode, compile_template
+
+MEDIA_TYPE: Final = "text/markdown"
+MAX_SOURCE_BYTES: Final = 65_536
+MAX_DESCRIPTION: Final = 1_000
+MAX_OUTPUT_TOKENS: Final = 64_000
+DEFAULT_MAX_OUTPUT_TOKENS: Final = 1_024
+
+Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
+OutputFormat = Literal["text", "json"]
+EFFORTS: Final[tuple[Effort, ...]] = ("none", "minimal", "low", "medium", "high", "xhigh")
+OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = ("text", "json")
+
+MODEL_PROVIDER: Final = re.compile(r"[a-z0-9-]+")
+#: A tool server's name, as the operator's ``tool_servers`` and the interaction format write it.
+SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,31}")
+#: A tool's name, as MCP allows it.
+TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+EVERY_TOOL: Final = "*"
+TEMPLATE_PLACE: Final = place_names("template")
+
+TOP_LEVEL_FIELDS: Final = ("description", "model", "config", "input", "output", "provider_options", "tools")
+CONFIG_FIELDS: Final = ("max_output_tokens", "temperature", "top_p", "seed", "stop_sequences", "reasoning")
+INPUT_FIELDS: Final = ("schema", "default")
+OUTPUT_FIELDS: Final = ("format", "schema", "shape")
+
+_MODEL_EXAMPLE: Final = "such as anthropic/claude-sonnet-4-5"
+_TOOL_FORM: Final = (
+    "write server/tool or server/*, the server's name 1 to 32 lowercase letters, digits and hyphens "
+    "starting with a letter"
+)
+
+
+@dataclass(frozen=True)
+class ModelReference:
+    """``model``: the provider (before the first slash) and the model id it is sent unchanged."""
+
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """``config``, with ``max_output_tokens`` defaulted: the settings a run sends and records."""
+
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    temperature: float | None = None
+    top_p: float | None = None
+    seed: int | None = None
+    stop_sequences: tuple[str, ...] | None = None
+    reasoning: Effort | None = None
+
+
+@dataclass(frozen=True)
+class ToolReference:
+    """One entry of ``tools``: ``server/tool``, or ``server/*`` (``tool == "*"``) for every allowed tool."""
+
+    server: str
+    tool: str
+
+    @property
+    def every_tool(self) -> bool:
+        return self.tool == EVERY_TOOL
+
+    def __str__(self) -> str:
+        return f"{self.server}/{self.tool}"
+
+
+@dataclass(frozen=True)
+class ReasoningDocument:
+    """A reasoning function's document that passed every save-time check.
+
+    ``template`` is the text after the front matter (line ends as ``\\n``) and ``template_first_line`` the
+    source line it starts on, so render failures name the document's lines. ``output_format`` is resolved
+    (``json`` for a shape written without a format). ``warnings`` are the schema's, as text, at most 100.
+    """
+
+    model: ModelReference
+    settings: Settings
+    description: str | None
+    input_schema: Mapping[str, Any] | None
+    input_default: Mapping[str, Any]
+    output_format: OutputFormat
+    output_schema: Any
+    output_shape: ShapeName | None
+    provider_options: Mapping[str, Mapping[str, Any]]
+    tools: tuple[ToolReference, ...]
+    template: str
+    template_first_line: int
+    front_matter: Mapping[str, Any]
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def answer_schema(self) -> Any:
+        """The schema a JSON answer must match: ``output.schema``, or the shape's; ``None`` for text."""
+        if self.output_schema is not None:
+            return self.output_schema
+        return shape_schema(self.output_shape) if self.output_shape is not None else None
+
+
+@dataclass
+class _Checker:
+    """One document's check: the front matter, where each pointer is, and the problems found."""
+
+    front_matter: dict[str, Any]
+    lines: LineIndex
+    problems: DocumentProblems
+    input_schema: Mapping[str, Any] | None = None
+    output_schema_valid: bool = False
+
+    def problem(self, pointer: str, message: str) -> None:
+        self.problems.add(self.lines.line_of(pointer), pointer, message)
+
+    # -- small checks ----------------------------------------------------------------------------
+
+    def mapping(self, pointer: str, value: Any, allowed: tuple[str, ...]) -> dict[str, Any] | None:
+        """A mapping whose keys are among ``allowed``; every other key is a problem at its own line."""
+        if not isinstance(value, dict):
+            self.problem(pointer, "Expected a mapping")
+            return None
+        for key in value:
+            if key not in allowed:
+                self.problem(
+                    join_pointer(pointer, key), f"{key!r} is not a key here; expected {', '.join(allowed)}"
+                )
+        return value
+
+    def text(self, pointer: str, value: Any) -> str | None:
+        if not isinstance(value, str):
+            self.problem(pointer, "Expected text")
+            return None
+        return value
+
+    def whole_number(self, pointer: str, value: Any, least: int, most: int | None, words: str) -> None:
+        if not _is_whole(value) or value < least or (most is not None and value > most):
+            self.problem(pointer, f"Expected a whole number {words}")
+
+    def number(self, pointer: str, value: Any) -> None:
+        # the loader already refuses numbers that are not finite
+        if not _is_number(value):
+            self.problem(pointer, "Expected number")
+
+    # -- the document ----------------------------------------------------------------------------
+
+    def check(self, body: str, body_first_line: int) -> None:
+        fm = self.front_matter
+        for key in fm:
+            if key not in TOP_LEVEL_FIELDS:
+                self.problem(join_pointer("", key), f"{key!r} is not a field of reasoning functions")
+        if "description" in fm:
+            description = self.text("/description", fm["description"])
+            if description is not None and not 1 <= len(description) <= MAX_DESCRIPTION:
+                self.problem("/description", "A description is 1 to 1,000 characters")
+        if "model" in fm:
+            self.model(fm["model"])
+        else:
+            self.problem("", f"'model' is required: a model reference {_MODEL_EXAMPLE}")
+        if "config" in fm:
+            self.config(fm["config"])
+        if "input" in fm:
+            self.input(fm["input"])
+        if "output" in fm:
+            self.output(fm["output"])
+        if "provider_options" in fm:
+            for pointer, message in check_provider_options(fm["provider_options"]):
+                self.problem(pointer, message)
+        if "tools" in fm:
+            self.tools(fm["tools"])
+        self.template(body, body_first_line)
+
+    def model(self, value: Any) -> None:
+        if not isinstance(value, str):
+            self.problem("/model", f"Expected text: a model reference {_MODEL_EXAMPLE}")
+            return
+        provider, slash, model = value.partition("/")
+        if not slash or not MODEL_PROVIDER.fullmatch(provider) or not model:
+            self.problem(
+                "/model",
+                f"{_shown(value)} is not a model reference: write provider/model, {_MODEL_EXAMPLE}, "
+                "the provider in lowercase letters, digits and hyphens",
+            )
+        elif any(char.isspace() or not char.isprintable() for char in model):
+            self.problem(
+                "/model",
+                f"{_shown(value)} is not a model reference: a model id has no spaces or control characters",
+            )
+
+    def config(self, value: Any) -> None:
+        block = self.mapping("/config", value, CONFIG_FIELDS)
+        if block is None:
+            return
+        if "max_output_tokens" in block:
+            self.whole_number(
+                "/config/max_output_tokens",
+                block["max_output_tokens"],
+                1,
+                MAX_OUTPUT_TOKENS,
+                "from 1 to 64,000",
+            )
+        for name in ("temperature", "top_p"):
+            if name in block:
+                self.number(f"/config/{name}", block[name])
+        if "seed" in block:
+            self.whole_number("/config/seed", block["seed"], 0, None, "of 0 or more")
+        if "stop_sequences" in block:
+            sequences = block["stop_sequences"]
+            if not isinstance(sequences, list):
+                self.problem("/config/stop_sequences", "Expected a list of strings")
+            else:
+                for index, item in enumerate(sequences):
+                    self.text(f"/config/stop_sequences/{index}", item)
+        if "reasoning" in block and block["reasoning"] not in EFFORTS:
+            self.problem("/config/reasoning", f"Expected one of {', '.join(EFFORTS)}")
+
+    def input(self, value: Any) -> None:
+        block = self.mapping("/input", value, INPUT_FIELDS)
+        if block is None:
+            return
+        if "schema" in block:
+            schema = block["schema"]
+            issues = check_schema(schema, "/input/schema", self.lines)
+            self.problems.extend(issues)
+            if not isinstance(schema, dict) or schema.get("type") != "object":
+                self.problem("/input/schema", 'The input schema\'s root is "type": "object"')
+            elif not issues:
+                self.input_schema = schema
+        if "default" in block:
+            default = block["default"]
+            if not isinstance(default, dict):
+                self.problem("/input/default", "Expected a mapping of input fields and their default values")
+            elif self.input_schema is not None:
+                # "Required fields may be left for the input to supply."
+                for entry in validate_instance(
+                    default, self.input_schema, "/input/default", missing_at_root=True
+                ):
+                    self.problem(entry.pointer, entry.detail)
+
+    def output(self, value: Any) -> None:
+        block = self.mapping("/output", value, OUTPUT_FIELDS)
+        if block is None:
+            return
+        written = block.get("format")
+        if "format" in block and written not in OUTPUT_FORMATS:
+            self.problem("/output/format", "Expected text or json")
+            written = None
+        has_schema, has_shape = "schema" in block, "shape" in block
+        if has_schema:
+            issues = check_schema(block["schema"], "/output/schema", self.lines)
+            self.problems.extend(issues)
+            self.output_schema_valid = not issues
+            if written == "text":
+                self.problem("/output/schema", "output.schema is not allowed with format text")
+            elif "format" not in block:
+                self.problem(
+                    "/output/schema", "output.schema needs format: json; the format is text when left out"
+                )
+        if has_shape:
+            if block["shape"] not in SHAPE_NAMES:
+                self.problem("/output/shape", f"Expected one of {', '.join(SHAPE_NAMES)}")
+            if has_schema:
+                self.problem(
+                    "/output/shape", "output.shape is not allowed beside output.schema: write one of them"
+                )
+            elif written == "text":
+                self.problem(
+                    "/output/shape", "output.shape is not allowed with format text: a shape's answer is JSON"
+                )
+        if written == "json" and not has_schema and not has_shape:
+            self.problem("/output", "'schema' is required with format json, or name a shape")
+
+    def tools(self, value: Any) -> None:
+        if not isinstance(value, list):
+            self.problem("/tools", "Expected a list of tools, each server/tool or server/*")
+            return
+        seen: set[str] = set()
+        for index, item in enumerate(value):
+            pointer = f"/tools/{index}"
+            text = self.text(pointer, item)
+            if text is None:
+                continue
+            if _tool_reference(text) is None:
+                self.problem(pointer, f"{_shown(text)} is not a tool: {_TOOL_FORM}")
+            elif text in seen:
+                self.problem(pointer, f"{_shown(text)} is listed twice")
+            seen.add(text)
+
+    def template(self, body: str, first_line: int) -> None:
+        if not body.strip():
+            self.problems.add(
+                first_line, "", "The template is required: write the prompt after the front matter"
+            )
+            return
+        found = check_template(
+            body,
+            place=TEMPLATE_PLACE,
+            input_schema=self.input_schema,
+            first_line=first_line,
+            refuse_structures=False,
+            system_block=True,
+        )
+        for line, message in found:
+            self.problems.add(line, "", message)
+        if not found and not _renders_outside_system_block(body):
+            self.problems.add(
+                first_line, "", "The template renders no text outside the system block: write the message"
+            )
+
+    # -- the checked document --------------------------------------------------------------------
+
+    def warnings(self) -> tuple[str, ...]:
+        output = self.front_matter.get("output")
+        if not isinstance(output, dict):
+            return ()
+        if "schema" in output and self.output_schema_valid:
+            return tuple(capped_warnings(schema_warnings(output["schema"], "/output/schema", self.lines)))
+        if "shape" in output:
+            shape = cast(ShapeName, output["shape"])
+            return tuple(capped_warnings(schema_warnings(shape_schema(shape), "/output/shape", self.lines)))
+        return ()
+
+
+def check_reasoning_document(source: str) -> ReasoningDocument:
+    """Check a reasoning function's source; raise ``invalid_input`` listing every problem under ``/source``.
+
+    Raises :class:`~parley.errors.Problem` as interaction documents do (``DocumentProblems``): each
+    problem names its line and pointer, once, at most 20 in line order, then one line counting the rest.
+    """
+    problems = DocumentProblems()
+    if len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
+        problems.add(1, "", "A source is at most 65,536 bytes")
+        problems.raise_if_any()
+    split = split_document(source)
+    if isinstance(split, list):
+        problems.extend(split)
+        problems.raise_if_any()
+        raise AssertionError("unreachable")  # pragma: no cover
+    loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
+    if isinstance(loaded, list):
+        problems.extend(loaded)
+        problems.raise_if_any()
+        raise AssertionError("unreachable")  # pragma: no cover
+    front_matter, lines = loaded
+
+    checker = _Checker(front_matter, lines, problems)
+    checker.check(split.body, split.body_first_line)
+    problems.raise_if_any()
+    return _document(front_matter, checker, split.body, split.body_first_line)
+
+
+def _document(fm: dict[str, Any], checker: _Checker, body: str, body_first_line: int) -> ReasoningDocument:
+    """The checked fields, read from a front matter that has no problems."""
+    provider, _, model = str(fm["model"]).partition("/")
+    config: dict[str, Any] = fm.get("config") or {}
+    input_block: dict[str, Any] = fm.get("input") or {}
+    output: dict[str, Any] = fm.get("output") or {}
+    shape = cast(ShapeName | None, output.get("shape"))
+    output_format: OutputFormat = output.get("format") or ("json" if shape is not None else "text")
+    stop = config.get("stop_sequences")
+    tools = [_tool_reference(str(item)) for item in fm.get("tools") or ()]
+    return ReasoningDocument(
+        model=ModelReference(provider, model),
+        settings=Settings(
+            max_output_tokens=int(config.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS)),
+            temperature=config.get("temperature"),
+            top_p=config.get("top_p"),
+            seed=int(config["seed"]) if "seed" in config else None,
+            stop_sequences=tuple(stop) if stop is not None else None,
+            reasoning=config.get("reasoning"),
+        ),
+        description=fm.get("description"),
+        input_schema=checker.input_schema,
+        input_default=input_block.get("default") or {},
+        output_format=output_format,
+        output_schema=output.get("schema"),
+        output_shape=shape,
+        provider_options=fm.get("provider_options") or {},
+        tools=tuple(tool for tool in tools if tool is not None),
+        template=body,
+        template_first_line=body_first_line,
+        front_matter=fm,
+        warnings=checker.warnings(),
+    )
+
+
+def _tool_reference(text: str) -> ToolReference | None:
+    server, slash, tool = text.partition("/")
+    if not slash or SERVER_NAME.fullmatch(server) is None:
+        return None
+    if tool != EVERY_TOOL and TOOL_NAME.fullmatch(tool) is None:
+        return None
+    return ToolReference(server, tool)
+
+
+def _renders_outside_system_block(body: str) -> bool:
+    """Whether the template holds anything outside its system block that may render text.
+
+    Only whitespace and comments are known to render nothing here; a tag that renders nothing for some
+    input is found when a run renders it ("The template must render some text outside the block").
+    """
+    for node in compile_template(body).nodes:
+        if isinstance(node, SystemNode | CommentNode):
+            continue
+        if isinstance(node, ContentNode) and not node.text.strip():
+            continue
+        return True
+    return False
+
+
+def _is_whole(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _shown(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "…")
+
+
+__all__ = [
+    "MEDIA_TYPE",
+    "ModelReference",
+    "ReasoningDocument",
+    "Settings",
+    "ToolReference",
+    "check_reasoning_document",
+]

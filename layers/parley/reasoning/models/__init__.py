@@ -1,0 +1,1 @@
+"""Models of reasoning functions: the providers that answer, their aliases and catalog."""

@@ -1,0 +1,43 @@
+"""What an adapter gets besides the settings and the request: its clients, its clock and the secret
+resolver. Kept free of httpx and boto3 imports, so the package's entry point stays light."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+
+def same(value: str) -> str:
+    """The resolver of values that are the secrets themselves."""
+    return value
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """``http`` and ``bedrock_client`` are made on first need when not given; ``resolve`` turns a
+    configured value (such as a ``{{resolve:secretsmanager:…}}`` reference) into the secret at send
+    time; ``google_token`` gives a Vertex access token instead of google-auth's default credentials."""
+
+    http: httpx.Client | None = None
+    bedrock_client: Any | None = None
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    resolve: Callable[[str], str] = same
+    google_token: Callable[[], str] | None = None
+
+    @contextmanager
+    def http_client(self) -> Iterator[httpx.Client]:
+        """The given client, or a new one closed afterwards."""
+        if self.http is not None:
+            yield self.http
+            return
+        import httpx
+
+        with httpx.Client() as client:
+            yield client

@@ -1,0 +1,366 @@
+"""Gemini's ``generateContent``, on the Gemini API (``google``) and on Vertex AI (``vertex``).
+
+- ``google``: ``POST https://generativelanguage.googleapis.com/v1beta/models/{model}:generateContent``
+  with the ``x-goog-api-key`` header (Gemini API reference, "Generating content").
+- ``vertex``: the same body at ``…/v1/projects/{project}/locations/{location}/publishers/google/models/
+  {model}:generateContent`` with a google-auth bearer token (``vertex_auth``).
+
+The body: ``systemInstruction``, one user turn in ``contents``, and ``generationConfig`` with
+``maxOutputTokens``, ``temperature``, ``topP``, ``seed``, ``stopSequences``; a JSON answer asks for
+``responseMimeType: application/json`` with the schema as ``responseJsonSchema`` (Gemini docs,
+"Structured output": JSON Schema, not the older OpenAPI subset of ``responseSchema``).
+
+Reasoning (Gemini docs, "Thinking"): Gemini 3 takes ``thinkingLevel`` — the effort as named, ``none`` as
+``minimal`` (it cannot stop thinking) and ``xhigh`` as ``high``, with warnings. Other models take
+``thinkingBudget``: ``none`` 0 (on 2.5 Pro, which cannot stop thinking, its least, 128), ``minimal`` 512,
+``low`` 1,024, ``medium`` 8,192, ``high`` 24,576, ``xhigh`` 32,768 (24,576 on models other than Pro, their
+most). ``provider_options.thinkingConfig`` is sent as written, instead. ``safetySettings`` is sent as
+written; ``threshold`` sets that threshold for every harm category ``safetySettings`` leaves out.
+
+Finish reasons: ``STOP`` -> stop; ``MAX_TOKENS`` -> length; ``SAFETY``, ``PROHIBITED_CONTENT``,
+``BLOCKLIST``, ``SPII`` and ``IMAGE_SAFETY`` -> content_filter and refused; ``RECITATION`` ->
+content_filter (not a refusal: the model stopped quoting); ``MALFORMED_FUNCTION_CALL`` -> error; others ->
+other. A prompt blocked outright (``promptFeedback.blockReason``, no candidate) is refused.
+
+Errors: ``API_KEY_INVALID`` comes as HTTP 400 but means the credentials; an ``INVALID_ARGUMENT`` that
+says the input has too many tokens -> too_long (Gemini says so in words only); a 429's
+``google.rpc.RetryInfo.retryDelay`` gives the seconds to wait.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.reasoning.models.providers.base import (
+    FinishReason,
+    ListedModel,
+    ModelAnswer,
+    ModelRequest,
+    ProviderSettings,
+    Usage,
+    capped_warnings,
+)
+from parley.reasoning.models.providers.context import CallContext
+from parley.reasoning.models.providers.retrying import Deadline, with_retries
+from parley.reasoning.models.providers.transport import (
+    Credentials,
+    ProviderError,
+    Secrets,
+    as_int,
+    error_body,
+    resolved_credentials,
+    send_json,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_BASE_URL: Final = "https://generativelanguage.googleapis.com"
+THINKING_BUDGETS: Final[Mapping[str, int]] = {
+    "none": 0,
+    "minimal": 512,
+    "low": 1024,
+    "medium": 8192,
+    "high": 24576,
+    "xhigh": 32768,
+}
+MOST_BUDGET_PRO: Final = 32768
+MOST_BUDGET: Final = 24576
+LEAST_BUDGET_PRO: Final = 128
+HARM_CATEGORIES: Final = (
+    "HARM_CATEGORY_HARASSMENT",
+    "HARM_CATEGORY_HATE_SPEECH",
+    "HARM_CATEGORY_SEXUALLY_EXPLICIT",
+    "HARM_CATEGORY_DANGEROUS_CONTENT",
+)
+FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "MALFORMED_FUNCTION_CALL": "error",
+}
+REFUSING_REASONS: Final = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"})
+CREDENTIAL_REASONS: Final = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
+TOO_LONG_WORDS: Final = ("exceeds the maximum number of tokens", "input token count", "too long")
+_VERSION: Final = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
+_DELAY: Final = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+# --- the body ---------------------------------------------------------------------------------------------
+
+
+def _version(model: str) -> tuple[int, int] | None:
+    match = _VERSION.search(model)
+    return (int(match.group(1)), int(match.group(2) or 0)) if match else None
+
+
+def thinking_config(model: str, effort: str, warnings: list[str]) -> dict[str, Any] | None:
+    version = _version(model)
+    if version is not None and version >= (3, 0):
+        if effort == "none":
+            warnings.append("reasoning none is sent as thinkingLevel minimal: Gemini 3 models always think")
+            return {"thinkingLevel": "minimal"}
+        if effort == "xhigh":
+            warnings.append("reasoning xhigh is sent as thinkingLevel high: Gemini has no higher level")
+            return {"thinkingLevel": "high"}
+        return {"thinkingLevel": effort}
+    if version is not None and version < (2, 5):
+        warnings.append(f"reasoning is not sent: {model} does not think")
+        return None
+    pro = "-pro" in model
+    budget = THINKING_BUDGETS[effort]
+    if budget == 0 and pro:
+        warnings.append(
+            f"reasoning none is sent as the least thinking budget, {LEAST_BUDGET_PRO}: {model} thinks"
+        )
+        budget = LEAST_BUDGET_PRO
+    most = MOST_BUDGET_PRO if pro else MOST_BUDGET
+    if budget > most:
+        warnings.append(f"the thinking budget for reasoning {effort} is cut to {most}, the most {model} has")
+        budget = most
+    return {"thinkingBudget": budget}
+
+
+def _safety_settings(options: Mapping[str, Any]) -> list[Any] | None:
+    given = options.get("safetySettings")
+    settings: list[Any] = list(given) if isinstance(given, list) else []
+    threshold = options.get("threshold")
+    if threshold is not None:
+        named = {entry.get("category") for entry in settings if isinstance(entry, Mapping)}
+        settings += [{"category": c, "threshold": threshold} for c in HARM_CATEGORIES if c not in named]
+    return settings or None
+
+
+def content_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
+    config = request.settings
+    options = request.provider_options
+    warnings: list[str] = []
+    generation: dict[str, Any] = {"maxOutputTokens": config.max_output_tokens}
+    for name, value in (
+        ("temperature", config.temperature),
+        ("topP", config.top_p),
+        ("seed", config.seed),
+    ):
+        if value is not None:
+            generation[name] = value
+    if config.stop_sequences:
+        generation["stopSequences"] = list(config.stop_sequences)
+    if request.output_format == "json":
+        generation["responseMimeType"] = "application/json"
+        if request.output_schema is not None:
+            generation["responseJsonSchema"] = dict(request.output_schema)
+    given = options.get("thinkingConfig")
+    if isinstance(given, Mapping):
+        generation["thinkingConfig"] = dict(given)
+        if config.reasoning is not None:
+            warnings.append("the reasoning effort is not sent: provider_options thinkingConfig sets it")
+    elif config.reasoning is not None:
+        thinking = thinking_config(request.model, config.reasoning, warnings)
+        if thinking is not None:
+            generation["thinkingConfig"] = thinking
+    body: dict[str, Any] = {
+        "contents": [{"role": "user", "parts": [{"text": request.message}]}],
+        "generationConfig": generation,
+    }
+    if request.instructions:
+        body["systemInstruction"] = {"parts": [{"text": request.instructions}]}
+    safety = _safety_settings(options)
+    if safety is not None:
+        body["safetySettings"] = safety
+    for name in options:
+        if name not in ("thinkingConfig", "safetySettings", "threshold"):
+            warnings.append(
+                f"provider option {name} is not sent: Gemini takes thinkingConfig and safety settings"
+            )
+    return body, warnings
+
+
+# --- the answer -------------------------------------------------------------------------------------------
+
+
+def read_answer(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
+    candidates = answer.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    candidate = first if isinstance(first, Mapping) else None
+    usage = read_usage(answer.get("usageMetadata"))
+    response_id = _text(answer.get("responseId"))
+    model = _text(answer.get("modelVersion"))
+    if candidate is None:
+        feedback = answer.get("promptFeedback")
+        blocked = _text(feedback.get("blockReason")) if isinstance(feedback, Mapping) else None
+        return ModelAnswer(
+            text="",
+            finish_reason="content_filter" if blocked else "other",
+            raw_finish_reason=blocked,
+            usage=usage,
+            response_id=response_id,
+            model_answered=model,
+            warnings=capped_warnings(warnings),
+            refused=blocked is not None,
+        )
+    content = candidate.get("content")
+    parts = content.get("parts") if isinstance(content, Mapping) else None
+    texts = [
+        part["text"]
+        for part in parts or []
+        if isinstance(part, Mapping) and isinstance(part.get("text"), str) and not part.get("thought")
+    ]
+    tool_call = any(isinstance(part, Mapping) and "functionCall" in part for part in parts or [])
+    raw = _text(candidate.get("finishReason"))
+    finish: FinishReason = FINISH_REASONS.get(raw or "", "other")
+    if finish == "stop" and tool_call:
+        finish = "tool_calls"
+    return ModelAnswer(
+        text="".join(texts),
+        finish_reason=finish,
+        raw_finish_reason=raw,
+        usage=usage,
+        response_id=response_id,
+        model_answered=model,
+        warnings=capped_warnings(warnings),
+        refused=raw in REFUSING_REASONS,
+    )
+
+
+def read_usage(metadata: Any) -> Usage:
+    """``promptTokenCount`` includes the cached tokens; ``candidatesTokenCount`` leaves out the thoughts.
+    Gemini counts no cache writes."""
+    if not isinstance(metadata, Mapping):
+        return Usage()
+    prompt = as_int(metadata.get("promptTokenCount"))
+    cached = as_int(metadata.get("cachedContentTokenCount"))
+    return Usage(
+        input_uncached=prompt - cached if prompt is not None and cached is not None else prompt,
+        input_cache_read=cached if cached is not None else (0 if prompt is not None else None),
+        input_cache_write=None,
+        output_text=as_int(metadata.get("candidatesTokenCount")),
+        output_reasoning=as_int(metadata.get("thoughtsTokenCount")),
+        total=as_int(metadata.get("totalTokenCount")),
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def read_error(response: httpx.Response) -> ProviderError:
+    """``{"error": {"code", "message", "status", "details": [ErrorInfo, RetryInfo, …]}}``."""
+    error = error_body(response).get("error")
+    if not isinstance(error, Mapping):
+        return ProviderError()
+    message = _text(error.get("message"))
+    status = _text(error.get("status"))
+    credentials = False
+    delay: float | None = None
+    for detail in error.get("details") or []:
+        if not isinstance(detail, Mapping):
+            continue
+        kind = str(detail.get("@type") or "")
+        if kind.endswith("google.rpc.ErrorInfo") and detail.get("reason") in CREDENTIAL_REASONS:
+            credentials = True
+        elif kind.endswith("google.rpc.RetryInfo"):
+            match = _DELAY.match(str(detail.get("retryDelay") or ""))
+            delay = float(match.group(1)) if match else None
+    lowered = (message or "").lower()
+    too_long = status == "INVALID_ARGUMENT" and any(words in lowered for words in TOO_LONG_WORDS)
+    return ProviderError(
+        message=message, code=status, too_long=too_long, credentials=credentials, retry_after_seconds=delay
+    )
+
+
+# --- the calls --------------------------------------------------------------------------------------------
+
+
+def _where(settings: ProviderSettings, model: str, context: CallContext) -> tuple[str, Credentials]:
+    if settings.kind == "vertex":
+        from parley.reasoning.models.providers.vertex_auth import access_token, publisher_model_url
+
+        token = access_token(settings, context)
+        url = publisher_model_url(settings, "google", model, "generateContent")
+        return url, Credentials({"Authorization": f"Bearer {token}"}, Secrets((token,)))
+    base = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+    path = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
+    return f"{base}/v1beta/{path}:generateContent", resolved_credentials(
+        settings, context, key_header="x-goog-api-key"
+    )
+
+
+def call(settings: ProviderSettings, request: ModelRequest, context: CallContext) -> ModelAnswer:
+    body, warnings = content_body(request)
+    url, sent_with = _where(settings, request.model, context)
+    deadline = Deadline.after(request.timeout_seconds, context.clock)
+    with context.http_client() as http:
+        answer = with_retries(
+            lambda remaining: send_json(
+                http,
+                "POST",
+                url,
+                provider=settings.provider,
+                remaining=remaining,
+                headers=sent_with.headers,
+                body=body,
+                read_error=read_error,
+                secrets=sent_with.secrets,
+            ),
+            provider=settings.provider,
+            deadline=deadline,
+            sleep=context.sleep,
+        )
+    return read_answer(answer, warnings)
+
+
+def list_models(
+    settings: ProviderSettings, context: CallContext, timeout_seconds: float
+) -> list[ListedModel]:
+    """The Gemini API's ``models.list``, page after page, keeping the models that generate content.
+    Vertex lists no publisher models in its v1 API, so nothing for ``vertex``."""
+    if settings.kind == "vertex":
+        return []
+    base = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+    sent_with = resolved_credentials(settings, context, key_header="x-goog-api-key")
+    deadline = Deadline.after(timeout_seconds, context.clock)
+    listed: list[ListedModel] = []
+    params: dict[str, str] = {"pageSize": "1000"}
+    with context.http_client() as http:
+
+        def read_page(remaining: float) -> dict[str, Any]:
+            return send_json(
+                http,
+                "GET",
+                f"{base}/v1beta/models",
+                provider=settings.provider,
+                remaining=remaining,
+                headers=sent_with.headers,
+                params=params,
+                read_error=read_error,
+                secrets=sent_with.secrets,
+            )
+
+        while True:
+            page = with_retries(read_page, provider=settings.provider, deadline=deadline, sleep=context.sleep)
+            for entry in page.get("models") or []:
+                if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+                    methods = entry.get("supportedGenerationMethods")
+                    if isinstance(methods, list) and "generateContent" not in methods:
+                        continue
+                    listed.append(
+                        ListedModel(
+                            id=entry["name"].removeprefix("models/"),
+                            created=None,
+                            owned_by="google",
+                            name=_text(entry.get("displayName")),
+                            context_window=as_int(entry.get("inputTokenLimit")),
+                            max_tokens=as_int(entry.get("outputTokenLimit")),
+                        )
+                    )
+            token = page.get("nextPageToken")
+            if not isinstance(token, str) or not token:
+                return listed
+            params = {"pageSize": "1000", "pageToken": token}
