@@ -7,7 +7,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import create_definition, import_time, replies, runs
+from benchmarks import create_definition, import_time, reasoning, replies, runs
 
 
 def main() -> None:
@@ -17,6 +17,16 @@ def main() -> None:
     print(f"  bare powertools APIGatewayRestResolver handler: {figures['bare_ms']:.1f} ms")
     print(f"  parley api handler:                             {figures['api_ms']:.1f} ms")
     print(f"  ratio: {figures['ratio']:.2f}x (goal: at most 1.5x)")
+    extras = import_time.api_handler_extras()
+    print(
+        f"  httpx, provider adapters or the reasoning package loaded by the api handler: {extras or 'none'}"
+    )
+    print("Cold import of the reason handler module (same interpreters, interleaved)")
+    print(f"  parley reason handler:                          {figures['reason_ms']:.1f} ms")
+    print(f"  ratio to the bare handler: {figures['reason_ratio']:.2f}x")
+    reason_first = import_time.reason_first_run()
+    print("  then the modules its first run loads (reasoning type, anthropic adapter, httpx; no AWS client),")
+    print(f"  median of 7 fresh interpreters: {reason_first['first_run_modules_ms']:.0f} ms")
     print()
     latency = create_definition.measure()
     print("create_definition in process (API Gateway event -> handler -> moto DynamoDB), per document")
@@ -54,6 +64,8 @@ def main() -> None:
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
     print()
     replies.report()
+    print()
+    reasoning.report()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ STATE_MACHINE_ARN = (
     "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:parley-dev-runs"
 )
 TIMER_ARN = "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:parley-dev-timer"
+REASON_ARN = "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:parley-dev-reason"
 
 
 def only(template: Template, resource_type: str, properties: Any = None) -> tuple[str, Resource]:

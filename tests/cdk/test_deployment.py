@@ -33,6 +33,7 @@ from parley.infrastructure.functions import (
     CONTENT_BUCKET_VARIABLE,
     FUNCTIONS,
     MAY_KEEP_CONTENT,
+    MAY_READ_MODEL_SECRETS,
     MAY_READ_TOOL_SECRETS,
     SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
     WITHOUT_RUNTIME,
@@ -179,10 +180,12 @@ def test_the_outputs_say_where_everything_is(dev: Template, chosen: Template) ->
         "TokenIssuer",
         "OperatorConfigParameter",
         "ToolServerSecrets",
+        "ModelSecrets",
         "AlarmTopicArn",
         "TimerFailuresQueueUrl",
         "ScheduleDeadLettersQueueUrl",
         "TimerQueueFailuresQueueUrl",
+        "ReasonFailuresQueueUrl",
         "TableName",
         "ContentBucketName",
         "StateMachineArn",
@@ -226,32 +229,67 @@ def test_only_functions_with_a_runtime_use_the_table(dev: Template) -> None:
 # -- tool server secrets ---------------------------------------------------------------------------------
 
 
-def test_only_the_functions_that_call_tool_servers_read_secrets_and_only_the_stages_by_default(
+def secret_arn(name: str) -> str:
+    return f"arn:${{AWS::Partition}}:secretsmanager:${{AWS::Region}}:${{AWS::AccountId}}:secret:{name}"
+
+
+def secret_statements(template: Template, name: str, resource: str) -> list[dict[str, Any]]:
+    """Function ``name``'s statements that read secrets and name ``resource``."""
+    return [
+        s
+        for s in function_statements(template, name)
+        if "secretsmanager:GetSecretValue" in s["Action"] and resource in s["Resource"]
+    ]
+
+
+def readers_of(template: Template, resource: str) -> set[str]:
+    return {d.name for d in FUNCTIONS if secret_statements(template, d.name, resource)}
+
+
+def test_only_the_functions_that_call_tool_servers_read_their_secrets_and_only_the_stages_by_default(
     dev: Template, prod: Template
 ) -> None:
-    assert who_may(dev, "secretsmanager:GetSecretValue") == MAY_READ_TOOL_SECRETS == {"api", "timer"}
     for stage, template in (("dev", dev), ("prod", prod)):
+        tool_secrets = secret_arn(f"parley/{stage}/tool-servers/*")
+
+        assert readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "timer"}
         for name in MAY_READ_TOOL_SECRETS:
-            (statement,) = [
-                s
-                for s in function_statements(template, name)
-                if "secretsmanager:GetSecretValue" in s["Action"]
-            ]
+            (statement,) = secret_statements(template, name, tool_secrets)
             assert statement["Action"] == ["secretsmanager:GetSecretValue"]
-            assert statement["Resource"] == [
-                "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:"
-                f"parley/{stage}/tool-servers/*"
-            ]
+            assert statement["Resource"] == [tool_secrets]
+
+
+def test_only_the_api_and_reason_functions_read_model_secrets_and_only_the_stages(
+    dev: Template, prod: Template, chosen: Template
+) -> None:
+    # The model calls (reason) and the providers' model lists of list_models (api); the chosen stack's
+    # tool server secrets change nothing here.
+    for stage, template in (("dev", dev), ("prod", prod), ("dev", chosen)):
+        model_secrets = secret_arn(f"parley/{stage}/models/*")
+
+        assert readers_of(template, model_secrets) == MAY_READ_MODEL_SECRETS == {"api", "reason"}
+        for name in MAY_READ_MODEL_SECRETS:
+            (statement,) = secret_statements(template, name, model_secrets)
+            assert statement["Action"] == ["secretsmanager:GetSecretValue"]
+            assert statement["Resource"] == [model_secrets]
+        assert (
+            who_may(template, "secretsmanager:GetSecretValue")
+            == MAY_READ_TOOL_SECRETS | MAY_READ_MODEL_SECRETS
+        )
+    assert dev.to_json()["Outputs"]["ModelSecrets"]["Value"] == "parley/dev/models/*"
+    assert prod.to_json()["Outputs"]["ModelSecrets"]["Value"] == "parley/prod/models/*"
 
 
 def test_the_context_names_which_secrets_may_be_read(chosen: Template) -> None:
     for name in MAY_READ_TOOL_SECRETS:
-        assert resources_for(chosen, name, "secretsmanager:GetSecretValue") == [
+        (statement,) = secret_statements(chosen, name, NAMED_SECRET_ARN)
+        assert statement["Resource"] == [
             NAMED_SECRET_ARN,
             # A name without its random suffix: any suffix of six characters, and nothing longer.
-            "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:shared/chat-key-??????",
-            "arn:${AWS::Partition}:secretsmanager:${AWS::Region}:${AWS::AccountId}:secret:parley/prod/tool-servers/*",
+            secret_arn("shared/chat-key-??????"),
+            secret_arn("parley/prod/tool-servers/*"),
         ]
+    assert readers_of(chosen, NAMED_SECRET_ARN) == MAY_READ_TOOL_SECRETS
 
 
 def test_no_policy_reads_every_secret(dev: Template, chosen: Template) -> None:
@@ -308,7 +346,7 @@ def test_only_the_functions_that_keep_content_get_and_put_its_objects(dev: Templ
 # -- dead letters ----------------------------------------------------------------------------------------
 
 
-DEAD_LETTER_QUEUES = ("timer-failures", "schedule-dead-letters", "timer-queue-failures")
+DEAD_LETTER_QUEUES = ("timer-failures", "schedule-dead-letters", "timer-queue-failures", "reason-failures")
 
 
 def queue_id_named(template: Template, name: str) -> str:
@@ -319,7 +357,8 @@ def queue_id_named(template: Template, name: str) -> str:
 def test_the_timers_failed_asynchronous_events_go_to_its_queue(dev: Template) -> None:
     timer_id, _ = function_named_in(dev, "timer")
     queue_id = queue_id_named(dev, "timer-failures")
-    config = properties_of(dev, "AWS::Lambda::EventInvokeConfig")
+    _, invoke_config = only(dev, "AWS::Lambda::EventInvokeConfig", {"FunctionName": {"Ref": timer_id}})
+    config = invoke_config["Properties"]
 
     assert config["FunctionName"] == {"Ref": timer_id}
     assert config["DestinationConfig"] == {"OnFailure": {"Destination": get_att(queue_id)}}
@@ -353,7 +392,9 @@ def test_work_due_within_minutes_goes_through_the_timer_queue_which_the_timer_co
         "maxReceiveCount": 5,
     }
     # The scheduler port's functions put work in it; only the timer takes it out.
-    assert who_may(dev, "sqs:SendMessage") == MAY_SCHEDULE
+    assert {
+        d.name for d in FUNCTIONS if f"${{{queue_id}.Arn}}" in resources_for(dev, d.name, "sqs:SendMessage")
+    } == MAY_SCHEDULE
     assert resources_for(dev, "api", "sqs:SendMessage") == [f"${{{queue_id}.Arn}}"]
     assert who_may(dev, "sqs:ReceiveMessage") == who_may(dev, "sqs:DeleteMessage") == {"timer"}
     assert resources_for(dev, "timer", "sqs:ReceiveMessage") == [f"${{{queue_id}.Arn}}"]
@@ -366,7 +407,7 @@ def test_every_queue_is_encrypted_and_tls_only_and_dead_letters_are_kept_two_wee
     policies = dev.find_resources("AWS::SQS::QueuePolicy").values()
     dead_letters = {queue_id_named(dev, name) for name in DEAD_LETTER_QUEUES}
 
-    assert len(queues) == 4
+    assert len(queues) == 5
     for queue_id, queue in queues.items():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True
         if queue_id in dead_letters:
@@ -422,8 +463,8 @@ def test_every_alarm_notifies_the_topic_and_an_idle_stage_is_quiet(dev: Template
     topic_id, _ = only(dev, "AWS::SNS::Topic")
     alarms = [a["Properties"] for a in dev.find_resources("AWS::CloudWatch::Alarm").values()]
 
-    # 5 functions × (errors, throttles), 3 dead-letter queues, 1 state machine.
-    assert len(alarms) == 2 * len(FUNCTIONS) + 3 + 1 == 14
+    # 6 functions × (errors, throttles), 4 dead-letter queues, 1 state machine.
+    assert len(alarms) == 2 * len(FUNCTIONS) + 4 + 1 == 17
     for alarm in alarms:
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
@@ -481,6 +522,8 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
     end_waits = {"states:SendTaskSuccess", "states:SendTaskFailure"}
     schedule = {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"}
     content = {"s3:GetObject", "s3:PutObject"}
+    # An asynchronous invocation's on-failure destination: the function sends to its failure queue.
+    failures = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
     expected = {
         "api": runtime
         | {"states:StartExecution"}
@@ -496,8 +539,10 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | schedule
         | {"lambda:InvokeFunction", "secretsmanager:GetSecretValue"}
         | content
-        | {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+        | failures
         | {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"},
+        # No model is named in dev: no Bedrock action at all (``test_reasoning`` names some).
+        "reason": runtime | content | {"secretsmanager:GetSecretValue"} | failures,
         "authorizer": logs_and_traces,
     }
 

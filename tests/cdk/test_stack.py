@@ -17,6 +17,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk.assertions import Match, Template
 from cdk_nag import AwsSolutionsChecks
 from cfn import (
+    REASON_ARN,
     STATE_MACHINE_ARN,
     TIMER_ARN,
     api_function,
@@ -34,7 +35,7 @@ from cfn import (
 from conftest import Synthesized
 
 from parley.errors import PROBLEM_TYPE_BASE, REASONS
-from parley.infrastructure.functions import FUNCTIONS, MAY_RUN_NOW, MAY_SCHEDULE
+from parley.infrastructure.functions import FUNCTIONS, MAY_REASON, MAY_RUN_NOW, MAY_SCHEDULE
 from parley.infrastructure.table import TABLE, TABLE_NAME_VARIABLE
 from parley_cdk.application import stack_name
 from parley_cdk.nag import accept
@@ -413,14 +414,18 @@ def test_only_the_api_and_timer_make_and_forget_schedules_passing_only_the_sched
         assert passing["Condition"] == {"StringEquals": {"iam:PassedToService": "scheduler.amazonaws.com"}}
 
 
-def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer(dev: Template) -> None:
-    # Work due at once (a delivery's first attempt) goes to the timer asynchronously.
-    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW == {"api", "timer"}
-    for name in sorted(MAY_RUN_NOW):
+def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer_and_reason(dev: Template) -> None:
+    # Work due at once (a delivery's first attempt) goes to the timer asynchronously; a reasoning run
+    # goes to the reason function (``test_reasoning``).
+    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW | MAY_REASON == {"api", "timer"}
+    for name in sorted(MAY_RUN_NOW | MAY_REASON):
         invoking = [
             s for s in function_statements(dev, name) if any(a.startswith("lambda:") for a in s["Action"])
         ]
-        assert [(s["Action"], s["Resource"]) for s in invoking] == [(["lambda:InvokeFunction"], [TIMER_ARN])]
+        expected = [TIMER_ARN] * (name in MAY_RUN_NOW) + [REASON_ARN] * (name in MAY_REASON)
+        assert [(s["Action"], s["Resource"]) for s in invoking] == [
+            (["lambda:InvokeFunction"], [arn]) for arn in expected
+        ]
 
 
 def test_no_function_uses_wildcard_actions(dev: Template) -> None:

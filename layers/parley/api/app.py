@@ -36,6 +36,7 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     # the first event is handled, so the module's cold import stays close to powertools' own.
     from parley.api.definitions import register_definition_routes
     from parley.api.events import register_event_routes
+    from parley.api.models import register_model_routes
     from parley.api.runs import register_run_routes
     from parley.api.tools import register_tool_routes
 
@@ -45,6 +46,7 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     register_run_routes(routes, runtime)
     register_event_routes(routes, runtime)
     register_tool_routes(routes, runtime)
+    register_model_routes(routes, runtime)
     register_problem_handlers(app, routes.allowed_methods)
     return app
 

@@ -11,6 +11,8 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
 #: Every route is relative to this base (``http-api.md``, "Base and auth").
 PLAYBOOK_BASE: Final = "/v1/orgs/<org>/playbooks/<playbook>"
+#: The base of the routes relative to an org, not a playbook (``http-api.md``, "Models").
+ORG_BASE: Final = "/v1/orgs/<org>"
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 

@@ -14,6 +14,7 @@ from parley.ports.runtime import LazyClient, Runtime
 if TYPE_CHECKING:
     from parley.config import OperatorConfig
     from parley.ports.content import ContentStore
+    from parley.ports.reasoner import Reasoner
     from parley.ports.waiting import Scheduler, Waits
 
 
@@ -37,7 +38,36 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
         waits=waits_from_environment(env),
         scheduler=scheduler_from_environment(env),
         content=content_from_environment(env),
+        reasoner=reasoner_from_environment(env),
+        run_wait_seconds=run_wait_from_environment(env),
     )
+
+
+def reasoner_from_environment(environ: Mapping[str, str]) -> Reasoner | None:
+    """The ``reason`` function of ``PARLEY_REASON_FUNCTION_ARN``; ``None`` without it (the runs then
+    work within the call that starts them)."""
+    from parley.aws.reasoner import LambdaReasoner
+    from parley.infrastructure.functions import REASON_FUNCTION_ARN_VARIABLE
+
+    arn = environ.get(REASON_FUNCTION_ARN_VARIABLE)
+    return LambdaReasoner(lazy_client("lambda"), arn) if arn else None
+
+
+def run_wait_from_environment(environ: Mapping[str, str]) -> float:
+    """``PARLEY_RUN_WAIT_SECONDS`` (25 s by default); a value that is not a number of 0 or more is a
+    deployment mistake, reported at start."""
+    from parley.infrastructure.functions import DEFAULT_RUN_WAIT_SECONDS, RUN_WAIT_SECONDS_VARIABLE
+
+    text = environ.get(RUN_WAIT_SECONDS_VARIABLE)
+    if text is None or not text.strip():
+        return DEFAULT_RUN_WAIT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 900:
+        raise ValueError(f"{RUN_WAIT_SECONDS_VARIABLE} is a number of seconds from 0 to 900, not {text!r}")
+    return seconds
 
 
 def content_from_environment(environ: Mapping[str, str]) -> ContentStore | None:

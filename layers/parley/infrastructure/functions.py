@@ -33,6 +33,13 @@ TIMER_QUEUE_URL_VARIABLE: Final = "PARLEY_TIMER_QUEUE_URL"
 SCHEDULE_DEAD_LETTER_ARN_VARIABLE: Final = "PARLEY_SCHEDULE_DEAD_LETTER_ARN"
 #: The bucket that keeps content too large for a table item (outputs, tool results; up to 1 MiB each).
 CONTENT_BUCKET_VARIABLE: Final = "PARLEY_CONTENT_BUCKET"
+#: The function reasoning runs work in (``http-api.md``, "Reasoning runs"): the api function invokes it
+#: (asynchronously) for each reasoning run it starts.
+REASON_FUNCTION_ARN_VARIABLE: Final = "PARLEY_REASON_FUNCTION_ARN"
+#: How long ``run_definition`` waits for a reasoning run to end before answering ``started`` (25 s by
+#: default; on AWS at most the API's integration timeout less 5 s).
+RUN_WAIT_SECONDS_VARIABLE: Final = "PARLEY_RUN_WAIT_SECONDS"
+DEFAULT_RUN_WAIT_SECONDS: Final = 25.0
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
@@ -51,7 +58,14 @@ MAY_RUN_NOW: Final = frozenset({"api", "timer"})
 #: deliveries, reads and tellings (timer).
 MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "timer"})
 #: Read and write the content bucket.
-MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle"})
+MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle", "reason"})
+#: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api).
+MAY_REASON: Final = frozenset({"api"})
+#: bedrock:InvokeModel (and …WithResponseStream) on the models the stage names: the model calls.
+MAY_CALL_MODELS: Final = frozenset({"reason"})
+#: secretsmanager:GetSecretValue on the model providers' key secrets: the model calls (reason) and the
+#: providers' model lists of list_models (api).
+MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "reason"})
 
 #: The API's JWT authorizer (``parley.authorizer``): it checks tokens and nothing else.
 AUTHORIZER: Final = "authorizer"
@@ -119,6 +133,15 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # Timed work: expiries now; deliveries and reads (tool calls of up to 30 seconds) later.
         timeout_s=120,
         description="Parley timer: runs timed work when its schedule fires (expiries)",
+    ),
+    FunctionDefinition(
+        name="reason",
+        handler="functions/reason/handler.py",
+        # A run renders its prompt, calls its model (60 s plus 25 ms a token of max_output_tokens, up to
+        # 1,660 s at 64,000) and checks a JSON answer of up to 1 MiB: more memory, the longest timeout.
+        memory_mb=1536,
+        timeout_s=900,
+        description="Parley reason: a reasoning run's model call, its checked answer and its record",
     ),
     FunctionDefinition(
         name=AUTHORIZER,

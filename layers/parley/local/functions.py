@@ -114,20 +114,22 @@ class LocalFunctions:
 def project_functions(runtime: Any) -> LocalFunctions:
     """The project's functions around ``runtime`` (``parley.executions.entry``, imported when first used)."""
 
-    def factory(builder: str) -> Callable[[], Handler]:
+    def factory(module: str, builder: str) -> Callable[[], Handler]:
         def build() -> Handler:
-            from parley.executions import entry
+            import importlib
 
-            handler: Handler = getattr(entry, builder)(runtime)
+            handler: Handler = getattr(importlib.import_module(module), builder)(runtime)
             return handler
 
         return build
 
+    entry = "parley.executions.entry"
     return LocalFunctions(
         {
-            "wait": factory("build_wait_handler"),
-            "settle": factory("build_settle_handler"),
-            "timer": factory("build_timer_handler"),
+            "wait": factory(entry, "build_wait_handler"),
+            "settle": factory(entry, "build_settle_handler"),
+            "timer": factory(entry, "build_timer_handler"),
+            "reason": factory("parley.executions.reason", "build_reason_handler"),
         }
     )
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import signal
 import sys
 import threading
@@ -64,10 +65,12 @@ class LocalServer:
 
     def __init__(self, options: ServeOptions, operator: OperatorConfig) -> None:
         from parley.api.app import build_handler
+        from parley.aws.environment import run_wait_from_environment
         from parley.definitions.store import DynamoDefinitionStore
         from parley.local.aws import create_table, local_content_store, local_dynamodb_client
         from parley.local.executor import LocalExecutor
         from parley.local.functions import project_functions
+        from parley.local.reasoner import LocalReasoner
         from parley.local.scheduler import LocalScheduler
         from parley.ports.runtime import Runtime
 
@@ -86,6 +89,7 @@ class LocalServer:
                 clock=self.clock,
                 operator=operator,
                 content=local_content_store(),
+                run_wait_seconds=run_wait_from_environment(os.environ),
             )
             self.functions = project_functions(self.runtime)
             self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))
@@ -95,6 +99,11 @@ class LocalServer:
             self.runtime.waits = self.executor
             self.runtime.scheduler = self.scheduler
             self.runtime.due_work.append(self.scheduler)
+            self.reasoner = LocalReasoner(self.functions.invoke)
+            self.runtime.reasoner = self.reasoner
+            # A reasoning run works on its own thread; the call that started it waits for it without
+            # holding the server (the condition releases the lock while it waits).
+            self.runtime.pause = threading.Condition(self.lock).wait
             self.handler = build_handler(self.runtime)
         except BaseException:
             self.httpd.server_close()

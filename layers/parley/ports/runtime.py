@@ -9,6 +9,8 @@ adapter and no function type: the MCP tool client, and the type registry's docum
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from parley.clock import Clock
 from parley.definitions.service import Checker, DefinitionService
 from parley.definitions.store import DefinitionStore
+from parley.ports.reasoner import Reasoner
 from parley.ports.tools import ToolClient
 from parley.ports.waiting import Scheduler, Waits
 
@@ -64,6 +67,17 @@ class Runtime:
     #: Where content too large for a table item is kept (``parley.ports.content``): the bucket of
     #: ``PARLEY_CONTENT_BUCKET`` on AWS, moto's locally; ``None`` keeps only what fits in items.
     content: ContentStore | None = None
+    #: Where reasoning runs work (``parley.ports.reasoner``): the ``reason`` function on AWS, a thread of
+    #: ``parley serve`` locally; ``None`` runs a reasoning run within the call that starts it.
+    reasoner: Reasoner | None = None
+    #: How long ``run_definition`` waits for a reasoning run to end (``PARLEY_RUN_WAIT_SECONDS``).
+    run_wait_seconds: float = 25.0
+    #: The environment the model providers' settings are read from (``http-api.md``, "Model
+    #: providers"); ``None`` reads the process's.
+    environ: Mapping[str, str] | None = None
+    #: How a call that waits for work done elsewhere (a reasoning run) waits: ``time.sleep``; the local
+    #: server's waits release its lock meanwhile.
+    pause: Callable[[float], Any] = time.sleep
 
     def definition_service(self) -> DefinitionService:
         return DefinitionService(self.definitions, self.clock, self.check_document)

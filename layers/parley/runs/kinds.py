@@ -1,7 +1,7 @@
 """The registry of function types: the one way the lifecycle (``parley.runs``) and the definitions
 (through the runtime's document check) reach a type.
 
-A type is a package (``parley.interaction``; ``parley.reasoning`` next) whose ``kind`` module has:
+A type is a package (``parley.interaction``, ``parley.reasoning``) whose ``kind`` module has:
 
 - ``check(source) -> CheckedDocument``: check a document when it is saved, and write its overview;
 - ``bind(runs) -> FunctionKind``: the type working over one lifecycle (:class:`FunctionKind`).
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 #: Each type's ``kind`` module.
 KINDS: Final[Mapping[str, str]] = {
     "interaction": "parley.interaction.kind",
+    "reasoning": "parley.reasoning.kind",
 }
 #: Timed work (the timer function's ``work``) that a type schedules for itself, by the type doing it.
 TIMED_WORK: Final[Mapping[str, str]] = {

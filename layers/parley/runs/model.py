@@ -107,9 +107,16 @@ class Run:
     called: CalledTool | None = None
     #: Set in lists for an output kept in the content store: a list shows it as ``{"size": n}``.
     omitted_output_size: int | None = None
+    #: What the type records of the run (a reasoning run's model call, ``reasoning-format.md``, "What a
+    #: run records"), shown by ``get_run`` only; ``None`` for a type that keeps none, and in lists.
+    record: dict[str, Any] | None = None
+    #: The input, kept for a type whose run goes on in another function (a reasoning run's ``reason``
+    #: function reads it); never shown. ``None`` when not kept, and in lists.
+    input: Any = None
 
     def as_json(self) -> dict[str, Any]:
-        """The run as ``get_run`` shows it. Interaction runs keep no ``record``, so none is shown."""
+        """The run as ``get_run`` shows it, with its ``record`` where its type keeps one (a list reads
+        runs without it)."""
         shown: dict[str, Any] = {
             "run_id": self.run_id,
             "type": self.type,
@@ -129,6 +136,8 @@ class Run:
             shown["finished_at"] = self.finished_at
         if self.omitted_output_size is not None:
             shown["omitted"] = ["output"]
+        if self.record is not None:
+            shown["record"] = self.record
         return shown
 
 

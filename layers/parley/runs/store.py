@@ -40,7 +40,19 @@ from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
-from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Rejection, Request, Run
+from parley.runs.items import (
+    event_from,
+    event_key,
+    history_key,
+    playbook_key,
+    request_from,
+    request_key,
+    requests_list_key,
+    run_from,
+    run_key,
+    runs_list_key,
+)
+from parley.runs.model import AnswerFact, Event, Request, Run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -74,34 +86,6 @@ class Found:
     scanned: int
 
 
-def playbook_key(playbook: PlaybookRef) -> str:
-    return f"PB#{playbook.org}#{playbook.playbook}"
-
-
-def run_key(run_id: str) -> str:
-    return f"RUN#{run_id}"
-
-
-def request_key(run_id: str) -> str:
-    return f"REQ#{run_id}"
-
-
-def event_key(event_id: str) -> str:
-    return f"EVT#{event_id}"
-
-
-def runs_list_key(playbook: PlaybookRef) -> str:
-    return f"{playbook_key(playbook)}#RUN"
-
-
-def requests_list_key(playbook: PlaybookRef) -> str:
-    return f"{playbook_key(playbook)}#REQ"
-
-
-def history_key(playbook: PlaybookRef, run_id: str) -> str:
-    return f"RUN#{playbook.org}#{playbook.playbook}#{run_id}"
-
-
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -125,11 +109,11 @@ class DynamoRunStore:
 
     def get_run(self, playbook: PlaybookRef, run_id: str) -> Run | None:
         item = self._get(playbook_key(playbook), run_key(run_id))
-        return _run_from(item, self._load) if item else None
+        return run_from(item, self._load) if item else None
 
     def get_request(self, playbook: PlaybookRef, run_id: str) -> Request | None:
         item = self._get(playbook_key(playbook), request_key(run_id))
-        return _request_from(item) if item else None
+        return request_from(item) if item else None
 
     def get_requests(self, playbook: PlaybookRef, run_ids: list[str]) -> list[Request]:
         """The requests of ``run_ids`` that exist, read 100 at a time (``BatchGetItem``, consistent)."""
@@ -144,14 +128,14 @@ class DynamoRunStore:
                 with translated():
                     response = self._client.batch_get_item(RequestItems=pending)
                 found.extend(
-                    _request_from(self._plain(item)) for item in response["Responses"].get(self._table, [])
+                    request_from(self._plain(item)) for item in response["Responses"].get(self._table, [])
                 )
                 pending = dict(response.get("UnprocessedKeys") or {})
         return found
 
     def get_event(self, playbook: PlaybookRef, event_id: str) -> Event | None:
         item = self._get(playbook_key(playbook), event_key(event_id))
-        return _event_from(item, self._load) if item else None
+        return event_from(item, self._load) if item else None
 
     def open_requests(self, playbook: PlaybookRef) -> int:
         """The counter of open requests (for tests and operators: the service never needs to read it)."""
@@ -176,7 +160,7 @@ class DynamoRunStore:
                 _LIST.partition_key: {"S": runs_list_key(playbook)},
                 _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
             }
-        return self._page(query, start, limit, lambda item: _run_from(self._plain(item), None))
+        return self._page(query, start, limit, lambda item: run_from(self._plain(item), None))
 
     def list_open_requests(
         self,
@@ -197,7 +181,7 @@ class DynamoRunStore:
                 _LIST.partition_key: {"S": requests_list_key(playbook)},
                 _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
             }
-        return self._page(query, start, limit, lambda item: _request_from(self._plain(item)))
+        return self._page(query, start, limit, lambda item: request_from(self._plain(item)))
 
     def list_events(
         self,
@@ -250,7 +234,7 @@ class DynamoRunStore:
             values[":type"] = {"S": event_type}
         query["ExpressionAttributeNames"] = names
         query["ExpressionAttributeValues"] = values
-        return self._page(query, start, limit, lambda item: _event_from(self._plain(item), None))
+        return self._page(query, start, limit, lambda item: event_from(self._plain(item), None))
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -534,6 +518,10 @@ class DynamoRunStore:
         }
         if run.status == "succeeded":
             values.update(self._output_values(playbook, run))
+        if run.input is not None:
+            values.update(self._kept(playbook, run, "input", run.input))
+        if run.record is not None:
+            values.update(self._kept(playbook, run, "record", run.record))
         if run.rejection is not None:
             values["rejection"] = _json(run.rejection.as_json())
         if run.finished_at is not None:
@@ -636,6 +624,11 @@ class DynamoRunStore:
                 update += f", #o{number} = :o{number}"
                 names[f"#o{number}"] = name
                 values[f":o{number}"] = self._codec.value(value)
+        if run.record is not None:
+            for number, (name, value) in enumerate(self._kept(playbook, run, "record", run.record).items()):
+                update += f", #r{number} = :r{number}"
+                names[f"#r{number}"] = name
+                values[f":r{number}"] = self._codec.value(value)
         if run.rejection is not None:
             update += ", #rejection = :rejection"
             names["#rejection"] = "rejection"
@@ -672,13 +665,18 @@ class DynamoRunStore:
 
     def _output_values(self, playbook: PlaybookRef, run: Run) -> dict[str, Any]:
         """A succeeded run's output: as ``output`` on the item, or in the content store (see above)."""
-        text = _json(run.output)
+        return self._kept(playbook, run, "output", run.output)
+
+    def _kept(self, playbook: PlaybookRef, run: Run, name: str, value: Any) -> dict[str, Any]:
+        """A JSON value of the run (its output, record or input): on the item as ``name``, or past
+        64 KiB in the content store as ``{name}_ref`` and ``{name}_size``."""
+        text = _json(value)
         size = _size(text)
         if size <= ITEM_CONTENT_MAX:
-            return {"output": text}
-        key = f"{playbook.org}/{playbook.playbook}/runs/{run.run_id}/{run.attempt}/output.json"
+            return {name: text}
+        key = f"{playbook.org}/{playbook.playbook}/runs/{run.run_id}/{run.attempt}/{name}.json"
         self._keep(key, text)
-        return {"output_ref": key, "output_size": size}
+        return {f"{name}_ref": key, f"{name}_size": size}
 
     def _keep(self, key: str, text: str) -> None:
         if self._content is None:
@@ -764,94 +762,3 @@ class DynamoRunStore:
 
 
 # --- items to values ---------------------------------------------------------------------------------
-
-
-def _run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:
-    """The run of an item; ``load`` reads an output kept in the content store (``None`` in lists, which
-    show such an output as its size)."""
-    rejection = data.get("rejection")
-    output: Any = None
-    omitted_size = None
-    if "output" in data:
-        output = json.loads(data["output"])
-    elif "output_ref" in data:
-        if load is None:
-            omitted_size = int(data["output_size"])
-        else:
-            output = json.loads(load(data["output_ref"]))
-    return Run(
-        run_id=data["run_id"],
-        type=data["type"],
-        name=data["name"],
-        definition_version=int(data["definition_version"]),
-        status=data["status"],
-        started_at=data["started_at"],
-        started_by=data["started_by"],
-        input_digest=data["input_digest"],
-        attempt=int(data.get("attempt", 1)),
-        takes_answer=bool(data.get("takes_answer", False)),
-        output=output,
-        omitted_output_size=omitted_size,
-        rejection=Rejection.from_json(json.loads(rejection)) if rejection else None,
-        finished_at=data.get("finished_at"),
-        called=CalledTool.from_json(json.loads(data["called"])) if data.get("called") else None,
-    )
-
-
-def _request_from(data: Mapping[str, Any]) -> Request:
-    fact = None
-    if "answer_id" in data:
-        fact = AnswerFact(
-            run_id=data["run_id"],
-            answer_id=data["answer_id"],
-            answer=json.loads(data["answer"]),
-            claimed_for=data.get("claimed_for"),
-            answered_by=data["answered_by"],
-            answered_at=data["answered_at"],
-        )
-    return Request(
-        run_id=data["run_id"],
-        type=data["type"],
-        function=data["function"],
-        version=int(data["version"]),
-        to=data["to"],
-        answerer=data["answerer"],
-        message=data["message"],
-        takes_answer=bool(data["takes_answer"]),
-        requested_at=data["requested_at"],
-        expires_at=data["expires_at"],
-        answer_schema=json.loads(data["answer_schema"]),
-        state=data["state"],
-        token=data.get("token"),
-        fact=fact,
-        ended_at=data.get("ended_at"),
-        delivery=Delivery.from_json(json.loads(data["delivery"])) if data.get("delivery") else None,
-        attempts=int(data.get("attempts", 0)),
-        standing=data.get("standing", "in_inbox"),
-        attempt_started_at=data.get("attempt_started_at"),
-        sent=json.loads(data["sent"]) if data.get("sent") else None,
-        conversation=data.get("conversation"),
-        reply_refusals=int(data.get("reply_refusals", 0)),
-        tellings=int(data.get("tellings", 0)),
-    )
-
-
-def _event_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Event:
-    """The event of an item; ``load`` reads data kept in the content store (``None`` in lists, which
-    read the data as a list shows it)."""
-    omitted: tuple[str, ...] = ()
-    if "data" in data:
-        content = json.loads(data["data"])
-    elif load is not None:
-        content = json.loads(load(data["data_ref"]))
-    else:
-        content = json.loads(data["data_listed"])
-        omitted = tuple(data.get("omitted") or ())
-    return Event(
-        id=data["event_id"],
-        type=data["type"],
-        at=data["at"],
-        run_id=data.get("run_id"),
-        data=content,
-        omitted=omitted,
-    )

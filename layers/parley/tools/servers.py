@@ -129,25 +129,28 @@ class HeaderSecrets:
         secrets: list[str] = []
         for name, secret in server.headers.items():
             raw = secret.get_secret_value()
-            value, found = self._expanded(raw, server.name, name)
+            value, found = self.expand(raw, f"the header {name!r} of the tool server {server.name!r}")
             headers[name] = value
             secrets.extend(found)
             secrets.extend(secret_parts(value))
         return ResolvedServer(ServerAddress(server.name, server.url, headers), tuple(dict.fromkeys(secrets)))
 
-    def _expanded(self, raw: str, server: str, header: str) -> tuple[str, list[str]]:
+    def expand(self, raw: str, where: str) -> tuple[str, list[str]]:
+        """``raw`` with each ``{{resolve:secretsmanager:…}}`` reference in it replaced by its secret, and
+        the secrets read. :class:`SecretUnavailable` when one cannot be read: its words name the secret
+        and ``where`` the value is ("the header 'X-Key' of the tool server 'chat'"), never a value."""
         found: list[str] = []
 
         def replace(match: re.Match[str]) -> str:
-            value = self._reference(match.group("body"), server, header)
+            value = self._reference(match.group("body"), where)
             found.append(value)
             return value
 
         return _REFERENCE.sub(replace, raw), found
 
-    def _reference(self, body: str, server: str, header: str) -> str:
+    def _reference(self, body: str, where: str) -> str:
         secret_id, key = _split_reference(body)
-        text = self._secret_string(secret_id, server, header)
+        text = self._secret_string(secret_id, where)
         if key is None:
             return text
         try:
@@ -157,12 +160,12 @@ class HeaderSecrets:
         value = document.get(key) if isinstance(document, dict) else None
         if not isinstance(value, str):
             raise SecretUnavailable(
-                f"The header {header!r} of the tool server {server!r} names the key {key!r} of the secret "
-                f"{secret_id!r}, which holds no such text key."
+                f"{where[:1].upper()}{where[1:]} names the key {key!r} of the secret {secret_id!r}, which "
+                "holds no such text key."
             )
         return value
 
-    def _secret_string(self, secret_id: str, server: str, header: str) -> str:
+    def _secret_string(self, secret_id: str, where: str) -> str:
         now = self._monotonic()
         with self._lock:
             kept = self._cache.get(secret_id)
@@ -172,16 +175,10 @@ class HeaderSecrets:
             response = self._secrets_client().get_secret_value(SecretId=secret_id)
         except Exception as exc:  # botocore's errors: the words name the secret, never a value
             code = getattr(exc, "response", {}).get("Error", {}).get("Code", type(exc).__name__)
-            raise SecretUnavailable(
-                f"The secret {secret_id!r} of the header {header!r} of the tool server {server!r} "
-                f"cannot be read ({code})."
-            ) from None
+            raise SecretUnavailable(f"The secret {secret_id!r} of {where} cannot be read ({code}).") from None
         text = response.get("SecretString")
         if not isinstance(text, str):
-            raise SecretUnavailable(
-                f"The secret {secret_id!r} of the header {header!r} of the tool server {server!r} "
-                "holds no text."
-            )
+            raise SecretUnavailable(f"The secret {secret_id!r} of {where} holds no text.")
         with self._lock:
             self._cache[secret_id] = (now, text)
         return text

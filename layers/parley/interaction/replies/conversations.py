@@ -38,7 +38,7 @@ from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import new_event_id
 from parley.runs.model import Event, Request
-from parley.runs.store import playbook_key, request_key
+from parley.runs.items import playbook_key, request_key
 from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
 
 if TYPE_CHECKING:

@@ -1,0 +1,18 @@
+"""The reasoner port: where a reasoning run works (``architecture.md``, "Reasoning runs on AWS").
+
+The api function starts a run and waits for its end up to the run wait; the run itself works in the
+``reason`` function, which :meth:`Reasoner.start` invokes (asynchronously: the api function never waits
+on the invocation). Locally the same handler runs on a thread of ``parley serve``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from parley.ports.waiting import RunKey
+
+
+class Reasoner(Protocol):
+    def start(self, run: RunKey) -> None:
+        """Have the run's work done (at least once: the work ends the run under a condition, so a
+        second invocation changes nothing)."""

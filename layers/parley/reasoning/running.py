@@ -1,0 +1,301 @@
+"""A reasoning run (``reasoning-format.md``, "How a run works"; ``http-api.md``, "Reasoning runs").
+
+Where each part happens (``architecture.md``, "Reasoning runs on AWS"):
+
+- ``run`` (the api function): the document checked again (once per version), the input's defaults and
+  bounds, the prompt rendered, the model resolved and offered (``parley.reasoning.offer``) — each
+  rejection recorded and answered at once, nothing sent. The run is then written ``started`` with its
+  input, and the reasoner port starts its work (the ``reason`` function on AWS; a thread locally; in
+  the call itself when the runtime has no reasoner). The call waits for the run's end up to the run
+  wait (``PARLEY_RUN_WAIT_SECONDS``), then answers as the run stands: its output, its problem, or
+  ``started`` while it goes on. A dropped connection interrupts nothing: the work is elsewhere.
+- ``work`` (the ``reason`` function): the run read back, its prompt rendered again at the run's moment,
+  the model called within its bound (60 s plus 25 ms a token of ``max_output_tokens``, retries
+  included), the answer checked (``parley.reasoning.answer``), and the ending written with the record
+  (``parley.reasoning.record``) while the run is still ``started``: a second invocation changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.clock import format_time, parse_time
+from parley.definitions.model import PlaybookRef
+from parley.dynamo import StoreConflict
+from parley.errors import Problem
+from parley.ports.waiting import RunKey
+from parley.runs import events
+from parley.runs.events import run_event
+from parley.runs.kinds import RunStart
+from parley.runs.model import Rejection, Request, Run
+
+if TYPE_CHECKING:
+    from parley.reasoning.document import ReasoningDocument
+    from parley.reasoning.models.providers.base import ModelAnswer
+    from parley.reasoning.offer import Offer
+    from parley.reasoning.prompt import Prompt
+    from parley.runs.service import RunService
+
+#: Checked documents kept per lifecycle (one per definition version).
+DOCUMENT_CACHE_SIZE: Final = 256
+#: A model call's bound: 60 seconds plus 25 ms for every token of ``max_output_tokens``.
+CALL_BASE_SECONDS: Final = 60.0
+CALL_SECONDS_PER_TOKEN: Final = 0.025
+#: How often the waiting call reads the run, at first and at most.
+_POLL_FIRST: Final = 0.02
+_POLL_MOST: Final = 0.25
+
+
+def call_bound_seconds(max_output_tokens: int) -> float:
+    return CALL_BASE_SECONDS + CALL_SECONDS_PER_TOKEN * max_output_tokens
+
+
+class Reasoning:
+    """The reasoning type over one lifecycle."""
+
+    def __init__(self, runs: RunService) -> None:
+        self.runs = runs
+        self._documents: OrderedDict[tuple[str, ...], ReasoningDocument] = OrderedDict()
+        self._lock = threading.Lock()
+
+    # --- in the api function -----------------------------------------------------------------------
+
+    def run(self, start: RunStart) -> Run:
+        from parley.reasoning.input import apply_defaults_and_check_input
+        from parley.reasoning.offer import offer_for
+        from parley.reasoning.prompt import render_prompt
+
+        runs, playbook, run = self.runs, start.playbook, start.run
+        try:
+            document = self._document(playbook, run.name, run.definition_version, start.definition.source)
+            value = apply_defaults_and_check_input(document, start.input_value)
+            render_prompt(document, value, start.moment)
+            offer_for(document, runs.runtime.operator.models, self._environ())
+        except Problem as problem:
+            raise runs.rejected(playbook, run, problem, start.replacing) from None
+        started = replace(run, input=value)
+        runs.store.record_run(playbook, started, [], replacing=start.replacing)
+        key = RunKey(playbook.org, playbook.playbook, run.run_id)
+        reasoner = runs.runtime.reasoner
+        if reasoner is None:
+            self.work(key)
+        else:
+            try:
+                reasoner.start(key)
+            except Exception as exc:
+                self._end(
+                    playbook,
+                    started,
+                    Problem("unavailable", "The run could not be started in the reason function; try again."),
+                    None,
+                )
+                raise Problem(
+                    "unavailable", "The run could not be started in the reason function; try again."
+                ) from exc
+        return self._waited(playbook, run.run_id)
+
+    def _waited(self, playbook: PlaybookRef, run_id: str) -> Run:
+        """The run once it ended, or as it stands after the run wait."""
+        deadline = time.monotonic() + self.runs.runtime.run_wait_seconds
+        pause = _POLL_FIRST
+        while True:
+            current = self.runs.store.get_run(playbook, run_id)
+            assert current is not None
+            if current.status != "started" or time.monotonic() >= deadline:
+                break
+            self.runs.runtime.pause(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, _POLL_MOST)
+        if current.status == "rejected" and current.rejection is not None:
+            raise current.rejection.problem()
+        return replace(current, input=None, record=None)  # get_run shows the record
+
+    # --- in the reason function --------------------------------------------------------------------
+
+    def work(self, key: RunKey) -> str:
+        """Do the run's work: ``succeeded``, ``rejected``, or ``unchanged`` (not a started reasoning run:
+        it ended already, or the invocation came twice)."""
+        from parley.reasoning.models.providers import call_model
+        from parley.reasoning.models.providers.base import ModelCallFailed
+
+        runs = self.runs
+        playbook = PlaybookRef(key.org, key.playbook)
+        run = runs.store.get_run(playbook, key.run_id)
+        if run is None or run.status != "started" or run.type != "reasoning":
+            return "unchanged"
+        offer: Offer | None = None
+        answer: ModelAnswer | None = None
+        duration_ms = 0
+        try:
+            document, prompt, offer = self._prepared(playbook, run)
+            request = self._request(document, prompt, offer)
+            began = time.monotonic()
+            try:
+                answer = call_model(offer.provider, request, resolve=self._resolver())
+            except ModelCallFailed as failure:
+                from parley.reasoning.failures import failure_problem
+
+                raise failure_problem(failure) from None
+            finally:
+                duration_ms = round((time.monotonic() - began) * 1000)
+            output, record = self._checked(document, offer, prompt, answer, duration_ms)
+        except Problem as problem:
+            return self._end(playbook, run, problem, _answered_record(answer, duration_ms))
+        return self._succeed(playbook, run, output, record)
+
+    def _prepared(self, playbook: PlaybookRef, run: Run) -> tuple[ReasoningDocument, Prompt, Offer]:
+        from parley.reasoning.offer import offer_for
+        from parley.reasoning.prompt import render_prompt
+
+        version = self.runs.runtime.definitions.get_version(
+            playbook, "reasoning", run.name, run.definition_version
+        )
+        if version is None:
+            raise Problem("conflict", f"The version {run.definition_version} of {run.name!r} is gone.")
+        document = self._document(playbook, run.name, run.definition_version, version.source)
+        prompt = render_prompt(
+            document, run.input if isinstance(run.input, dict) else {}, parse_time(run.started_at)
+        )
+        return document, prompt, offer_for(document, self.runs.runtime.operator.models, self._environ())
+
+    def _request(self, document: ReasoningDocument, prompt: Prompt, offer: Offer) -> Any:
+        from parley.reasoning.models.providers.base import ModelRequest, Settings
+
+        settings = document.settings
+        schema: Mapping[str, Any] | None = None
+        if document.output_format == "json":
+            if document.output_shape is not None:
+                from parley.reasoning.shapes import shape_schema
+
+                schema = shape_schema(document.output_shape)
+            else:
+                schema = document.output_schema
+        return ModelRequest(
+            model=offer.model_id,
+            instructions=prompt.instructions,
+            message=prompt.message,
+            settings=Settings(
+                max_output_tokens=settings.max_output_tokens,
+                temperature=settings.temperature,
+                top_p=settings.top_p,
+                seed=settings.seed,
+                stop_sequences=settings.stop_sequences,
+                reasoning=settings.reasoning,
+            ),
+            output_format=document.output_format,
+            output_schema=schema,
+            provider_options=offer.provider_options,
+            timeout_seconds=call_bound_seconds(settings.max_output_tokens),
+        )
+
+    def _checked(
+        self,
+        document: ReasoningDocument,
+        offer: Offer,
+        prompt: Prompt,
+        answer: ModelAnswer,
+        duration_ms: int,
+    ) -> tuple[Any, dict[str, Any]]:
+        from parley.reasoning.answer import checked_output
+        from parley.reasoning.record import full_record
+
+        output = checked_output(document, answer)
+        return output, full_record(document, offer, prompt, answer, output, duration_ms, [])
+
+    def _succeed(self, playbook: PlaybookRef, run: Run, output: Any, record: dict[str, Any]) -> str:
+        now = self.runs.runtime.clock.now()
+        done = replace(
+            run, status="succeeded", output=output, record=record, input=None, finished_at=format_time(now)
+        )
+        event = run_event(events.RUN_SUCCEEDED, now, run.run_id, {"output": output})
+        try:
+            self.runs.retrying(lambda: self.runs.store.end_run(playbook, done, event))
+        except StoreConflict:
+            return "unchanged"
+        return "succeeded"
+
+    def _end(self, playbook: PlaybookRef, run: Run, problem: Problem, record: dict[str, Any] | None) -> str:
+        now = self.runs.runtime.clock.now()
+        rejection = Rejection.of(problem)
+        ended = replace(
+            run,
+            status="rejected",
+            rejection=rejection,
+            record=record,
+            input=None,
+            finished_at=format_time(now),
+        )
+        event = run_event(events.RUN_REJECTED, now, run.run_id, {"rejection": rejection.as_json()})
+        try:
+            self.runs.retrying(lambda: self.runs.store.end_run(playbook, ended, event))
+        except StoreConflict:
+            return "unchanged"
+        return "rejected"
+
+    # --- shared ----------------------------------------------------------------------------------
+
+    def _document(self, playbook: PlaybookRef, name: str, version: int, source: str) -> ReasoningDocument:
+        """The version's document, checked again (every run checks it; a version is checked once per
+        lifecycle): ``conflict`` when it no longer passes."""
+        from parley.reasoning.document import check_reasoning_document
+
+        key = (playbook.org, playbook.playbook, name, str(version))
+        with self._lock:
+            found = self._documents.get(key)
+            if found is not None:
+                self._documents.move_to_end(key)
+                return found
+        try:
+            document = check_reasoning_document(source)
+        except Problem:
+            raise Problem(
+                "conflict",
+                f"The reasoning definition {name!r} no longer passes its checks (version {version}); save it "
+                "again with update_definition.",
+            ) from None
+        with self._lock:
+            self._documents[key] = document
+            while len(self._documents) > DOCUMENT_CACHE_SIZE:
+                self._documents.popitem(last=False)
+        return document
+
+    def _environ(self) -> Mapping[str, str]:
+        environ = self.runs.runtime.environ
+        return os.environ if environ is None else environ
+
+    def _resolver(self) -> Any:
+        from parley.reasoning.models.secrets import resolver_for
+
+        return resolver_for(self.runs.runtime)
+
+    # --- the lifecycle's other hooks: a reasoning run holds no request and schedules nothing ---------
+
+    def waiting(self, playbook: PlaybookRef, request: Request) -> None:
+        return None
+
+    def resume(self, key: RunKey, run: Run, request: Request) -> str:
+        return "unchanged"
+
+    def forget(self, key: RunKey, request: Request) -> None:
+        return None
+
+    def timed(self, work: Mapping[str, Any]) -> dict[str, Any]:
+        raise ValueError(f"reasoning runs schedule no work such as {work.get('work')!r}")
+
+    def listed(self, request: Request) -> dict[str, Any]:
+        return request.as_listed()
+
+
+def _answered_record(answer: ModelAnswer | None, duration_ms: int) -> dict[str, Any] | None:
+    """A run rejected after its model answered keeps its usage and the call's duration; one rejected
+    before keeps no record."""
+    if answer is None:
+        return None
+    from parley.reasoning.record import answered_record
+
+    return answered_record(answer, duration_ms)
