@@ -5,9 +5,9 @@
 - ``npx aws-cdk synth|deploy [-c stage=prod]`` from ``cdk/`` runs this file through ``cdk.json`` and
   writes the same folder.
 
-The stage defaults to ``dev``; the other context keys (the token issuer, secrets, alarm address, the
-operator configuration) are ``parley_cdk.options``'. cdk-nag findings that are not acknowledged fail
-the synth.
+The stage defaults to ``dev``; the other context keys (the token issuer, secrets, Bedrock models, alarm
+address, the operator configuration) are ``parley_cdk.options``'. cdk-nag findings that are not
+acknowledged fail the synth.
 """
 
 from __future__ import annotations

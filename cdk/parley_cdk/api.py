@@ -20,6 +20,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from parley.errors import Problem
+from parley.infrastructure.functions import DEFAULT_RUN_WAIT_SECONDS
 from parley_cdk.nag import accept
 from parley_cdk.settings import StageSettings
 
@@ -32,12 +33,33 @@ PROBLEM_MEDIA_TYPE: Final = "application/problem+json"
 #: (interaction-format.md, "Bounds"), beyond API Gateway's default of 29: the account's quota "Maximum
 #: integration timeout in milliseconds" must allow it (docs/deploy.md), or the deployment is refused.
 INTEGRATION_TIMEOUT_SECONDS: Final = 80
+#: What the run wait leaves of the integration timeout: the api function answers ``started`` after the
+#: run wait and still has this long to write and send its answer before API Gateway gives up (504).
+RUN_WAIT_MARGIN_SECONDS: Final = 5
+#: How long run_definition waits for a reasoning run to end before it answers ``started`` (http-api.md,
+#: "Reasoning runs"; ``PARLEY_RUN_WAIT_SECONDS`` of the api function).
+RUN_WAIT_SECONDS: Final = DEFAULT_RUN_WAIT_SECONDS
 #: How long API Gateway keeps an authorizer's answer for one token (grants are the function's, read
 #: each minute, so this only delays noticing a token that expired: by at most this long).
 AUTHORIZER_CACHE_SECONDS: Final = 300
 #: A compact JWS after ``Bearer`` (any case): other headers are refused (401) without calling the
 #: authorizer. Three base64url parts with a signature: ``alg: none`` tokens never get through.
 BEARER_JWT_PATTERN: Final = r"^[Bb][Ee][Aa][Rr][Ee][Rr] +[-_A-Za-z0-9]+\.[-_A-Za-z0-9]+\.[-_A-Za-z0-9]+$"
+
+
+def run_wait_variable(
+    seconds: float = RUN_WAIT_SECONDS, integration_timeout_seconds: int = INTEGRATION_TIMEOUT_SECONDS
+) -> str:
+    """The run wait as the api function reads it (``"25"``), once it is known to end before the API's
+    integration timeout less :data:`RUN_WAIT_MARGIN_SECONDS`; ``ValueError`` otherwise, which fails the
+    synth rather than answering 504 to every slow reasoning run."""
+    longest = integration_timeout_seconds - RUN_WAIT_MARGIN_SECONDS
+    if not 0 < seconds <= longest:
+        raise ValueError(
+            f"The run wait ({seconds:g} s) must be more than 0 and at most the API's integration timeout "
+            f"less {RUN_WAIT_MARGIN_SECONDS} s ({longest} s)"
+        )
+    return f"{seconds:g}"
 
 
 def problem_template(problem: Problem) -> str:

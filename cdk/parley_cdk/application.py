@@ -1,9 +1,9 @@
 """Build the app: one Parley stack per stage, checked by cdk-nag's AWS Solutions rules.
 
 Context keys: ``stage`` (``dev`` or ``prod``, default ``dev``) and the deployment's options
-(``parley_cdk.options``: the token issuer, the principal claim, the tool server secrets, the alarm
-address, the operator configuration's first value). Nothing is looked up in an account, so the synth
-works offline.
+(``parley_cdk.options``: the token issuer, the principal claim, the tool server secrets, the Bedrock
+models the reason function may call, the alarm address, the operator configuration's first value).
+Nothing is looked up in an account, so the synth works offline.
 """
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
 """Where asynchronous work goes when it keeps failing, so that nothing is lost silently.
 
 The timer function is invoked asynchronously twice over: by EventBridge Scheduler (each schedule) and by
-the functions of ``MAY_RUN_NOW`` (work due at once). Two queues catch what gives up:
+the functions of ``MAY_RUN_NOW`` (work due at once). The reason function is invoked asynchronously by the
+functions of ``MAY_REASON``, once for each reasoning run they start. Three queues catch what gives up:
 
 - :attr:`DeadLetters.timer_failures`: the timer's on-failure destination, an event Lambda tried three
   times (the first call and two retries) or kept past its age; the record holds the event and the error.
 - :attr:`DeadLetters.schedule_failures`: each schedule's dead-letter queue
   (``PARLEY_SCHEDULE_DEAD_LETTER_ARN``), an event EventBridge Scheduler could not hand to the timer at
   all (throttled past its retries, a missing permission).
+- :attr:`DeadLetters.reason_failures`: the reason function's on-failure destination, a run whose
+  invocation failed (Lambda does not try a run again) or could not start within its age.
 
-Both are alarmed on (``monitoring``); a message in either is work to look at and, once fixed, to replay.
+Each is alarmed on (``monitoring``); a message in one is work to look at and, once fixed, to replay.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ class DeadLetters(Construct):
         self.schedule_failures = self._queue(
             "ScheduleFailures", settings.resource_name("schedule-dead-letters"), settings
         )
+        self.reason_failures = self._queue(
+            "ReasonFailures", settings.resource_name("reason-failures"), settings
+        )
 
     def _queue(self, construct_id: str, name: str, settings: StageSettings) -> sqs.Queue:
         queue = sqs.Queue(
@@ -47,8 +53,9 @@ class DeadLetters(Construct):
         accept(
             queue,
             "AwsSolutions-SQS3",
-            "This queue is itself a dead-letter queue (of the timer's asynchronous invocations or of "
-            "EventBridge Scheduler), which cdk-nag only recognizes as such for an SQS redrive policy.",
+            "This queue is itself a dead-letter queue (of the timer's or the reason function's "
+            "asynchronous invocations, or of EventBridge Scheduler), which cdk-nag only recognizes as "
+            "such for an SQS redrive policy.",
         )
         return queue
 

@@ -8,6 +8,10 @@
 - ``principal_claim``: the claim that names the principal (``sub``).
 - ``tool_server_secrets``: the Secrets Manager secrets tool server headers may read, comma-separated
   ARNs or names (``*`` allowed); by default every secret named ``parley/<stage>/tool-servers/*``.
+- ``bedrock_models``: the Amazon Bedrock models the reason function may call, comma-separated model
+  ids (``anthropic.claude-sonnet-4-5-20250929-v1:0``) or cross-region inference profile ids
+  (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``); none by default, and then no Bedrock grant at all
+  (``parley_cdk.models``).
 - ``alarm_email``: an address the alarm topic mails (otherwise subscribe to the topic yourself).
 - ``operator_config``: a file whose text is the operator configuration parameter's first value
   (otherwise: principals and tool servers left empty).
@@ -27,6 +31,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from parley.config import OperatorConfigError, parse_operator_config
+from parley_cdk.models import BedrockModelError, bedrock_model_id
 
 STAGE_KEY: Final = "stage"
 OIDC_ISSUER_KEY: Final = "oidc_issuer"
@@ -34,6 +39,7 @@ OIDC_AUDIENCE_KEY: Final = "oidc_audience"
 OIDC_JWKS_URI_KEY: Final = "oidc_jwks_uri"
 PRINCIPAL_CLAIM_KEY: Final = "principal_claim"
 TOOL_SERVER_SECRETS_KEY: Final = "tool_server_secrets"
+BEDROCK_MODELS_KEY: Final = "bedrock_models"
 ALARM_EMAIL_KEY: Final = "alarm_email"
 OPERATOR_CONFIG_KEY: Final = "operator_config"
 
@@ -69,6 +75,8 @@ class DeploymentOptions:
     principal_claim: str = "sub"
     #: ``None``: the stage's name prefix (:func:`default_tool_server_secrets`).
     tool_server_secrets: tuple[str, ...] | None = None
+    #: Bedrock model and inference profile ids the reason function may invoke; empty: no Bedrock grant.
+    bedrock_models: tuple[str, ...] = ()
     alarm_email: str | None = None
     operator_config: str = EMPTY_OPERATOR_CONFIG
 
@@ -76,6 +84,12 @@ class DeploymentOptions:
 def default_tool_server_secrets(stage: str) -> tuple[str, ...]:
     """Every secret named under ``parley/<stage>/tool-servers/``."""
     return (f"parley/{stage}/tool-servers/*",)
+
+
+def default_model_secrets(stage: str) -> tuple[str, ...]:
+    """Every secret named under ``parley/<stage>/models/``: the model providers' keys and gateway
+    headers, which the operator configuration names as ``{{resolve:secretsmanager:…}}`` references."""
+    return (f"parley/{stage}/models/*",)
 
 
 def _https(url: str, key: str) -> str:
@@ -117,6 +131,11 @@ def options_from_context(get: Callable[[str], Any]) -> DeploymentOptions:
         raise OptionsError(f"context {OIDC_AUDIENCE_KEY}/{OIDC_JWKS_URI_KEY}: only with {OIDC_ISSUER_KEY}")
 
     secrets = text(TOOL_SERVER_SECRETS_KEY)
+    models = _listed(text(BEDROCK_MODELS_KEY) or "")
+    try:
+        bedrock_models = tuple(dict.fromkeys(bedrock_model_id(model) for model in models))
+    except BedrockModelError as exc:
+        raise OptionsError(f"context {BEDROCK_MODELS_KEY}: {exc}") from None
     email = text(ALARM_EMAIL_KEY)
     if email is not None and "@" not in email:
         raise OptionsError(f"context {ALARM_EMAIL_KEY}: an email address, not {email!r}")
@@ -125,6 +144,7 @@ def options_from_context(get: Callable[[str], Any]) -> DeploymentOptions:
         oidc=oidc,
         principal_claim=text(PRINCIPAL_CLAIM_KEY) or "sub",
         tool_server_secrets=_listed(secrets) if secrets else None,
+        bedrock_models=bedrock_models,
         alarm_email=email,
         operator_config=read_operator_config(Path(path)) if path else EMPTY_OPERATOR_CONFIG,
     )

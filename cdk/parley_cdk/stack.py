@@ -1,6 +1,7 @@
 """One stage of Parley: the table and the content bucket, the operator configuration, the token issuer,
-the layer and functions, the run's state machine and the scheduler, the dead-letter queues, the API and
-the alarms, wired with least-privilege grants (``parley.infrastructure.functions``: ``MAY_*``)."""
+the layer and functions, the run's state machine and the scheduler, reasoning runs and their model calls,
+the dead-letter queues, the API and the alarms, wired with least-privilege grants
+(``parley.infrastructure.functions``: ``MAY_*``)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,18 @@ from parley.config import OPERATOR_CONFIG_PARAMETER_VARIABLE
 from parley.infrastructure.functions import (
     AUTHORIZER,
     CONTENT_BUCKET_VARIABLE,
+    MAY_CALL_MODELS,
     MAY_END_WAITS,
     MAY_KEEP_CONTENT,
+    MAY_LIST_MODELS,
+    MAY_READ_MODEL_SECRETS,
     MAY_READ_TOOL_SECRETS,
+    MAY_REASON,
     MAY_RUN_NOW,
     MAY_SCHEDULE,
     MAY_START_RUNS,
+    REASON_FUNCTION_ARN_VARIABLE,
+    RUN_WAIT_SECONDS_VARIABLE,
     SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
     SCHEDULE_GROUP_VARIABLE,
     SCHEDULER_ROLE_ARN_VARIABLE,
@@ -33,15 +40,16 @@ from parley.infrastructure.functions import (
     WITHOUT_RUNTIME,
 )
 from parley.infrastructure.table import TABLE_NAME_VARIABLE
-from parley_cdk.api import BASE_PATH, HttpApi
+from parley_cdk.api import BASE_PATH, HttpApi, run_wait_variable
 from parley_cdk.auth import Authentication
 from parley_cdk.compute import Compute
 from parley_cdk.configuration import OperatorConfiguration
 from parley_cdk.data import Data
 from parley_cdk.dead_letters import DeadLetters
+from parley_cdk.models import MODEL_ACTIONS, model_arns, routed_model, routed_model_finding
 from parley_cdk.monitoring import Alarms
 from parley_cdk.nag import accept
-from parley_cdk.options import DeploymentOptions, default_tool_server_secrets
+from parley_cdk.options import DeploymentOptions, default_model_secrets, default_tool_server_secrets
 from parley_cdk.settings import StageSettings
 from parley_cdk.timer_queue import TimerQueue
 from parley_cdk.waiting import RunStateMachine, Scheduling, function_arn, state_machine_arn
@@ -50,6 +58,13 @@ from parley_cdk.waiting import RunStateMachine, Scheduling, function_arn, state_
 #: this long, before it goes to the timer's failure queue.
 TIMER_RETRY_ATTEMPTS: Final = 2
 TIMER_MAX_EVENT_AGE: Final = Duration.hours(6)
+#: Asynchronous invocations of the reason function: a run is never run again by Lambda (a failed run
+#: has written its own ending, or is for a person to look at), and a run that could not start within
+#: 15 minutes (throttled) is past its own bound of 10 (reasoning-format.md): both go to the reason
+#: function's failure queue instead. A second invocation would change nothing anyway: the run's
+#: ending is a conditional write.
+REASON_RETRY_ATTEMPTS: Final = 0
+REASON_MAX_EVENT_AGE: Final = Duration.minutes(15)
 
 
 class ParleyStack(Stack):
@@ -91,6 +106,7 @@ class ParleyStack(Stack):
         self.dead_letters = DeadLetters(self, "DeadLetters", settings=settings)
         self.timer_queue = TimerQueue(self, "TimerQueue", settings=settings)
         self.timer_arn = function_arn(self, settings.resource_name("timer"))
+        self.reason_arn = function_arn(self, settings.resource_name("reason"))
         self.compute = Compute(
             self,
             "Compute",
@@ -119,7 +135,11 @@ class ParleyStack(Stack):
         self._grant_running_now()
         self._grant_tool_secrets()
         self._grant_content()
+        self._grant_reasoning()
+        self._grant_models()
+        self._grant_model_secrets()
         self._catch_timer_failures()
+        self._catch_reason_failures()
         self.api = HttpApi(
             self, "Api", settings=settings, handler=functions["api"], authorizer=functions[AUTHORIZER]
         )
@@ -132,6 +152,7 @@ class ParleyStack(Stack):
                 "timer-failures": self.dead_letters.timer_failures,
                 "schedule-dead-letters": self.dead_letters.schedule_failures,
                 "timer-queue-failures": self.timer_queue.failures,
+                "reason-failures": self.dead_letters.reason_failures,
             },
             state_machine=self.runs.state_machine,
             email=options.alarm_email,
@@ -244,11 +265,85 @@ class ParleyStack(Stack):
             "an object key inside this stage's own content bucket, and only GetObject/PutObject are given.",
         )
 
+    def _grant_reasoning(self) -> None:
+        """``MAY_REASON``: invoke the reason function (by its name's ARN, as the timer), and know it
+        (``PARLEY_REASON_FUNCTION_ARN``) and how long to wait for a run's end (``PARLEY_RUN_WAIT_SECONDS``,
+        checked against the API's integration timeout)."""
+        run_wait = run_wait_variable()
+        for name in sorted(MAY_REASON):
+            function = self.compute.functions[name]
+            function.add_environment(REASON_FUNCTION_ARN_VARIABLE, self.reason_arn)
+            function.add_environment(RUN_WAIT_SECONDS_VARIABLE, run_wait)
+            self._role(name).add_to_principal_policy(
+                iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.reason_arn])
+            )
+
+    def _grant_models(self) -> None:
+        """``MAY_CALL_MODELS``: call the Bedrock models and inference profiles the stage names
+        (``-c bedrock_models``; ``parley_cdk.models``), and nothing when it names none."""
+        models = self.options.bedrock_models
+        if not models:
+            return
+        resources = model_arns(self, models)
+        for name in sorted(MAY_CALL_MODELS):
+            role = self._role(name)
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=list(MODEL_ACTIONS), resources=resources)
+            )
+            for model in models:
+                if routed_model(model) is not None:
+                    accept(
+                        role,
+                        routed_model_finding(model),
+                        f"The cross-region inference profile {model}, which the deployment named, sends "
+                        "each call on to its foundation model in whichever of the profile's regions has "
+                        "capacity, and IAM checks that call too: the wildcard is the region alone, for this "
+                        "one model and the two invoke actions.",
+                    )
+        for name in sorted(MAY_LIST_MODELS):
+            role = self._role(name)
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["bedrock:ListFoundationModels"], resources=["*"])
+            )
+            accept(
+                role,
+                "AwsSolutions-IAM5[Resource::*]",
+                'list_models reads Bedrock\'s list of foundation models (http-api.md, "Models"): '
+                "ListFoundationModels is an account-level action, which IAM scopes to no resource but *; "
+                "it reads names and limits, nothing else.",
+            )
+
+    def _grant_model_secrets(self) -> None:
+        """``MAY_READ_MODEL_SECRETS``: ``GetSecretValue`` on the secrets named under
+        ``parley/<stage>/models/`` (providers' keys and gateways' headers)."""
+        patterns = default_model_secrets(self.settings.name)
+        resources = [self.secret_arn(pattern) for pattern in patterns]
+        for name in sorted(MAY_READ_MODEL_SECRETS):
+            role = self._role(name)
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=resources)
+            )
+            for pattern in patterns:
+                accept(
+                    role,
+                    f"AwsSolutions-IAM5[Resource::{self.secret_arn(pattern, shown=True)}]",
+                    "Model provider keys and gateway headers: every secret under the stage's own prefix "
+                    "parley/<stage>/models/, which the operator configuration names by reference (and "
+                    "GetSecretValue only).",
+                )
+
     def _catch_timer_failures(self) -> None:
         self.compute.functions["timer"].configure_async_invoke(
             on_failure=destinations.SqsDestination(self.dead_letters.timer_failures),
             retry_attempts=TIMER_RETRY_ATTEMPTS,
             max_event_age=TIMER_MAX_EVENT_AGE,
+        )
+
+    def _catch_reason_failures(self) -> None:
+        self.compute.functions["reason"].configure_async_invoke(
+            on_failure=destinations.SqsDestination(self.dead_letters.reason_failures),
+            retry_attempts=REASON_RETRY_ATTEMPTS,
+            max_event_age=REASON_MAX_EVENT_AGE,
         )
 
     def _role(self, name: str) -> iam.IRole:
@@ -268,6 +363,10 @@ class ParleyStack(Stack):
                 ",".join(self.options.tool_server_secrets or default_tool_server_secrets(self.settings.name)),
                 "The Secrets Manager secrets tool server headers may name",
             ),
+            "ModelSecrets": (
+                ",".join(default_model_secrets(self.settings.name)),
+                "The Secrets Manager secrets model provider keys and gateway headers may name",
+            ),
             "AlarmTopicArn": (self.alarms.topic.topic_arn, "Every alarm notifies this SNS topic"),
             "TimerFailuresQueueUrl": (self.dead_letters.timer_failures.queue_url, "Timer events that failed"),
             "ScheduleDeadLettersQueueUrl": (
@@ -277,6 +376,10 @@ class ParleyStack(Stack):
             "TimerQueueFailuresQueueUrl": (
                 self.timer_queue.failures.queue_url,
                 "Timer queue messages whose work failed five times",
+            ),
+            "ReasonFailuresQueueUrl": (
+                self.dead_letters.reason_failures.queue_url,
+                "Reasoning runs whose invocation failed or could not start in time",
             ),
             "TableName": (self.data.table.table_name, "The DynamoDB table"),
             "ContentBucketName": (self.data.content.bucket_name, "The S3 bucket of large content"),

@@ -29,6 +29,7 @@ from parley.infrastructure.functions import (
     FUNCTIONS,
     MAY_CALL_MODELS,
     MAY_KEEP_CONTENT,
+    MAY_LIST_MODELS,
     MAY_REASON,
     REASON_FUNCTION_ARN_VARIABLE,
     RUN_WAIT_SECONDS_VARIABLE,
@@ -61,13 +62,24 @@ def variables_of(template: Template, name: str) -> dict[str, Any]:
 
 
 def bedrock_statements(template: Template) -> list[dict[str, Any]]:
-    """Every statement of every policy in the stack that names a Bedrock action."""
+    """Every statement of every policy in the stack that names a Bedrock action calling a model (not
+    ``bedrock:ListFoundationModels``, which list_models reads: see the test of it below)."""
     return [
         statement
         for policy in template.find_resources("AWS::IAM::Policy").values()
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]
-        if any(a.startswith("bedrock:") for a in as_list(statement["Action"]))
+        if any(a.startswith("bedrock:") and a != LIST_ACTION for a in as_list(statement["Action"]))
     ]
+
+
+LIST_ACTION = "bedrock:ListFoundationModels"
+
+
+def test_only_the_api_lists_bedrocks_models_and_only_when_the_stage_names_some(
+    dev: Template, chosen: Template
+) -> None:
+    assert who_may(dev, LIST_ACTION) == set()
+    assert who_may(chosen, LIST_ACTION) == MAY_LIST_MODELS == {"api"}
 
 
 # -- the function ----------------------------------------------------------------------------------------

@@ -63,6 +63,8 @@ MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle", "reason"})
 MAY_REASON: Final = frozenset({"api"})
 #: bedrock:InvokeModel (and …WithResponseStream) on the models the stage names: the model calls.
 MAY_CALL_MODELS: Final = frozenset({"reason"})
+#: bedrock:ListFoundationModels, when the stage names Bedrock models: list_models reads Bedrock's list.
+MAY_LIST_MODELS: Final = frozenset({"api"})
 #: secretsmanager:GetSecretValue on the model providers' key secrets: the model calls (reason) and the
 #: providers' model lists of list_models (api).
 MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "reason"})

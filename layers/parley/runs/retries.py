@@ -4,6 +4,7 @@ input, and when the definition runs again instead."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from parley.definitions.model import PlaybookRef
@@ -26,13 +27,14 @@ def recorded(
         )
     if run.called is not None and run.status != "succeeded":
         raise tools_called(run)
+    shown = replace(run, record=None, input=None)  # as run_definition shows a run: get_run adds the record
     if run.status == "started":
         request = runs.store.get_request(playbook, run.run_id)
         if request is not None and request.state == "open":
             runs.start_waiting(playbook, request)
-        return run
+        return shown
     if run.status == "succeeded":
-        return run
+        return shown
     if run.rejection is not None and run.rejection.reason not in ("conflict", "unavailable"):
         raise run.rejection.problem()
     return None
