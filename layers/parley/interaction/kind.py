@@ -60,6 +60,9 @@ def bind(runs: RunService) -> Interaction:
 class Interaction:
     """The interaction type over one lifecycle."""
 
+    #: A started interaction run waits on its request, or is within the call that started it.
+    works_elsewhere: Final = False
+
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
         self._prepared: OrderedDict[tuple[str, ...], PreparedFunction] = OrderedDict()

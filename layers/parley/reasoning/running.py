@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
@@ -42,11 +43,18 @@ if TYPE_CHECKING:
     from parley.reasoning.prompt import Prompt
     from parley.runs.service import RunService
 
+#: The timer's work that ends a run whose work was lost.
+BOUND_WORK: Final = "reason_bound"
 #: Checked documents kept per lifecycle (one per definition version).
 DOCUMENT_CACHE_SIZE: Final = 256
 #: A model call's bound: 60 seconds plus 25 ms for every token of ``max_output_tokens``.
 CALL_BASE_SECONDS: Final = 60.0
 CALL_SECONDS_PER_TOKEN: Final = 0.025
+#: "The whole run: 10 minutes, or one model call's limit when that is longer."
+RUN_BOUND_SECONDS: Final = 600.0
+#: The backstop of a run whose work was lost (the reason function cut off): checked this long after
+#: the run's bound.
+BACKSTOP_SECONDS: Final = 60.0
 #: How often the waiting call reads the run, at first and at most.
 _POLL_FIRST: Final = 0.02
 _POLL_MOST: Final = 0.25
@@ -56,8 +64,19 @@ def call_bound_seconds(max_output_tokens: int) -> float:
     return CALL_BASE_SECONDS + CALL_SECONDS_PER_TOKEN * max_output_tokens
 
 
+def run_bound_seconds(max_output_tokens: int) -> float:
+    return max(RUN_BOUND_SECONDS, call_bound_seconds(max_output_tokens))
+
+
+def bound_name(key: RunKey) -> str:
+    return f"reason-bound-{key.scoped_id}"
+
+
 class Reasoning:
     """The reasoning type over one lifecycle."""
+
+    #: A run goes on in the reason function after the run wait: cancel_run may end it.
+    works_elsewhere: Final = True
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
@@ -82,6 +101,7 @@ class Reasoning:
         started = replace(run, input=value)
         runs.store.record_run(playbook, started, [], replacing=start.replacing)
         key = RunKey(playbook.org, playbook.playbook, run.run_id)
+        self._schedule_backstop(key, start, document.settings.max_output_tokens)
         reasoner = runs.runtime.reasoner
         if reasoner is None:
             self.work(key)
@@ -99,6 +119,18 @@ class Reasoning:
                     "unavailable", "The run could not be started in the reason function; try again."
                 ) from exc
         return self._waited(playbook, run.run_id)
+
+    def _schedule_backstop(self, key: RunKey, start: RunStart, max_output_tokens: int) -> None:
+        """If the run's work is lost (its function cut off before it wrote an ending), the timer ends
+        the run a minute after its bound, as ``unavailable`` with ``because: run_bound``; a run that
+        ended by then is left as it is. Without a scheduler (tests in process), there is no backstop."""
+        scheduler = self.runs.runtime.scheduler
+        if scheduler is None:
+            return
+        due = start.moment + timedelta(seconds=run_bound_seconds(max_output_tokens) + BACKSTOP_SECONDS)
+        scheduler.schedule(
+            bound_name(key), due, {"work": BOUND_WORK, "run": key.as_json(), "attempt": start.run.attempt}
+        )
 
     def _waited(self, playbook: PlaybookRef, run_id: str) -> Run:
         """The run once it ended, or as it stands after the run wait."""
@@ -285,7 +317,22 @@ class Reasoning:
         return None
 
     def timed(self, work: Mapping[str, Any]) -> dict[str, Any]:
-        raise ValueError(f"reasoning runs schedule no work such as {work.get('work')!r}")
+        """The backstop (``reason_bound``): end the run if it is still ``started`` in the same attempt."""
+        if work.get("work") != BOUND_WORK:
+            raise ValueError(f"reasoning runs schedule no work such as {work.get('work')!r}")
+        key = RunKey.from_json(work["run"])
+        playbook = PlaybookRef(key.org, key.playbook)
+        run = self.runs.store.get_run(playbook, key.run_id)
+        outcome = "unchanged"
+        if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
+            problem = Problem(
+                "unavailable",
+                "The run did not finish within its bound (10 minutes, or its model call's limit when that is "
+                "longer); try again.",
+                because="run_bound",
+            )
+            outcome = self._end(playbook, run, problem, None)
+        return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
 
     def listed(self, request: Request) -> dict[str, Any]:
         return request.as_listed()

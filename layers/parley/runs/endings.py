@@ -1,6 +1,7 @@
 """How a waiting run ends, whatever its type (``interaction-format.md``, "How a run ends"):
 
-- ``cancel_run``: the request ends ``cancelled`` and the run ``rejected`` as cancelled;
+- ``cancel_run``: the request ends ``cancelled`` and the run ``rejected`` as cancelled (a run at work
+  that holds no request, such as a reasoning run, ends so at once);
 - ``expire_request`` (the timer's work): an open request past its time ends ``expired``, the run
   ``rejected`` as ``unanswered``, kind ``expired``;
 - ``park_request`` (the execution's wait task): the task token kept on the open request, or the wait
@@ -50,17 +51,22 @@ def cancel_run(
                 f"The run {run_id} has ended ({run.status}); only a waiting run can be cancelled.",
             )
         request = runs.store.get_request(playbook, run_id)
-        if request is None or request.state != "open":
-            state = request.state if request is not None else "ended"
+        if request is None and not runs.kind(run.type).works_elsewhere:
             raise Problem(
                 "conflict",
-                f"The run {run_id} is no longer waiting: its request was {state}, and the run is taking "
-                "that ending.",
+                f"The run {run_id} finishes within the request that started it, which cancel_run cannot "
+                "reach; it has asked nothing that waits.",
+            )
+        if request is not None and request.state != "open":
+            raise Problem(
+                "conflict",
+                f"The run {run_id} is no longer waiting: its request was {request.state}, and the run is "
+                "taking that ending.",
             )
         now = runs.runtime.clock.now()
         detail = reason if reason is not None else f"cancel_run cancelled the run (by {cancelled_by})."
         rejection = Rejection("cancelled", detail)
-        ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now))
+        ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now), input=None)
         event = run_event(
             events.RUN_REJECTED,
             now,
@@ -68,6 +74,11 @@ def cancel_run(
             {"rejection": rejection.as_json(), "cancelled_by": cancelled_by},
         )
         try:
+            if request is None:
+                # A run that holds no request (a reasoning run at work): its ending is written while it
+                # is still started; the work that finishes later finds it ended and writes nothing.
+                runs.store.end_run(playbook, ended, event)
+                return replace(ended, record=None)
             runs.store.end_request(playbook, ended, "cancelled", event)
         except StoreConflict:
             continue  # answered, expired or cancelled meanwhile: read again and say so

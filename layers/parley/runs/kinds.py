@@ -37,11 +37,16 @@ TIMED_WORK: Final[Mapping[str, str]] = {
     "deliver": "interaction",
     "lost": "interaction",
     "read": "interaction",
+    "reason_bound": "reasoning",
 }
 
 
 class FunctionKind(Protocol):
     """A function type as the lifecycle sees it, bound to one lifecycle (``parley.runs.service``)."""
+
+    #: Whether a started run of the type goes on after the call that started it, holding no request
+    #: (a reasoning run at work in the ``reason`` function): ``cancel_run`` may then end it.
+    works_elsewhere: bool
 
     def run(self, start: RunStart) -> Run:
         """Run the definition for a run the lifecycle has made (its id, retries and input digest

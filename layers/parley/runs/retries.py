@@ -20,10 +20,11 @@ def recorded(
 ) -> Run | None:
     """The recorded answer to a retry under ``run``'s id; ``None`` when the definition runs again."""
     if (run.type, run.name) != (definition_type, name) or run.input_digest != digest:
+        other = "other input" if (run.type, run.name) == (definition_type, name) else "its own input"
         raise Problem(
             "conflict",
             f"The run id {run.run_id} is taken by a run of the {run.type} function {run.name!r} with "
-            "other input; a run id names one run. Use a new run id for a new run.",
+            f"{other}; a run id names one run. Use a new run id for a new run.",
         )
     if run.called is not None and run.status != "succeeded":
         raise tools_called(run)

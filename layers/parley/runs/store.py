@@ -639,6 +639,10 @@ class DynamoRunStore:
             values[":called"] = {"S": _json(run.called.as_json())}
         else:
             removed.append("#called")
+        # The input was kept for the run's work only (a reasoning run's); an ended run keeps none.
+        for number, name in enumerate(("input", "input_ref", "input_size")):
+            names[f"#in{number}"] = name
+            removed.append(f"#in{number}")
         if removed:
             update += " REMOVE " + ", ".join(removed)
         return {

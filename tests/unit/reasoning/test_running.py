@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ from parley.config import parse_operator_config
 from parley.definitions.model import PlaybookRef
 from parley.definitions.store import DynamoDefinitionStore
 from parley.errors import Problem
+from parley.executions.entry import build_timer_handler
 from parley.ports.runtime import Runtime
+from parley.ports.waiting import RunKey
 from parley.runs.kinds import check_source
 from parley.runs.model import Run
 from parley.runs.service import RunService, run_service
@@ -367,3 +370,81 @@ def test_a_provider_not_configured_names_the_configured_ones(
     )
     assert "internal" in problem.detail
     assert "ANTHROPIC_API_KEY" not in problem.detail
+
+
+class LostReasoner:
+    """A reasoner whose invocation never does the work (a reason function cut off)."""
+
+    def __init__(self) -> None:
+        self.started: list[RunKey] = []
+
+    def start(self, run: RunKey) -> None:
+        self.started.append(run)
+
+
+def test_a_run_whose_work_is_lost_ends_a_minute_after_its_bound(
+    service: RunService, scheduler: Any, fake: FakeProviders
+) -> None:
+    reasoner = LostReasoner()
+    service.runtime.reasoner = reasoner
+    service.runtime.scheduler = scheduler
+    service.runtime.run_wait_seconds = 0.05
+    scheduler.handler = build_timer_handler(service.runtime)
+    started_at = service.runtime.clock.now()
+
+    waiting = service.run_definition(
+        PLAYBOOK, "reasoning", "review-brief", input_value=BRIEF, run_id=None, started_by="dev"
+    )
+
+    assert waiting.status == "started"
+    assert [key.run_id for key in reasoner.started] == [waiting.run_id]
+    assert fake.requests_to("/v1/messages") == []
+    # max_output_tokens 800: the bound is 10 minutes (longer than 60 s + 20 s), checked a minute after.
+    assert scheduler.fire_due(started_at + timedelta(seconds=659)) == []
+    (fired,) = scheduler.fire_due(started_at + timedelta(seconds=660))
+    assert fired["outcome"] == "rejected"
+    ended = service.get_run(PLAYBOOK, waiting.run_id)
+    assert ended.rejection is not None
+    assert (ended.rejection.reason, ended.rejection.because) == ("unavailable", "run_bound")
+
+
+def test_the_backstop_leaves_a_run_that_ended(service: RunService, scheduler: Any) -> None:
+    service.runtime.scheduler = scheduler
+    scheduler.handler = build_timer_handler(service.runtime)
+    started_at = service.runtime.clock.now()
+
+    done = service.run_definition(
+        PLAYBOOK, "reasoning", "review-brief", input_value=BRIEF, run_id=None, started_by="dev"
+    )
+
+    (fired,) = scheduler.fire_due(started_at + timedelta(minutes=12))
+    assert fired["outcome"] == "unchanged"
+    assert service.get_run(PLAYBOOK, done.run_id).status == "succeeded"
+
+
+def test_a_run_at_work_may_be_cancelled_and_its_work_then_writes_nothing(
+    service: RunService, fake: FakeProviders
+) -> None:
+    from parley.reasoning.running import Reasoning
+
+    reasoner = LostReasoner()
+    service.runtime.reasoner = reasoner
+    service.runtime.run_wait_seconds = 0.05
+    waiting = service.run_definition(
+        PLAYBOOK, "reasoning", "review-brief", input_value=BRIEF, run_id=None, started_by="dev"
+    )
+
+    cancelled = service.cancel_run(PLAYBOOK, waiting.run_id, reason="Not needed now.", cancelled_by="dev")
+
+    assert cancelled.rejection is not None and cancelled.rejection.reason == "cancelled"
+    reasoning = service.kind("reasoning")
+    assert isinstance(reasoning, Reasoning)
+    assert reasoning.work(reasoner.started[0]) == "unchanged"
+    assert fake.requests_to("/v1/messages") == []
+    assert service.get_run(PLAYBOOK, waiting.run_id).status == "rejected"
+    assert (
+        rejection(
+            lambda: service.cancel_run(PLAYBOOK, waiting.run_id, reason=None, cancelled_by="dev")
+        ).reason
+        == "conflict"
+    )

@@ -37,8 +37,8 @@ from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import new_event_id
-from parley.runs.model import Event, Request
 from parley.runs.items import playbook_key, request_key
+from parley.runs.model import Event, Request
 from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
 
 if TYPE_CHECKING:

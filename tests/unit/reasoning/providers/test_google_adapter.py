@@ -17,6 +17,7 @@ from unit.reasoning.providers.provider_doubles import (
 )
 
 from parley.reasoning.models.providers import ProviderSettings, list_provider_models
+from parley.reasoning.models.providers.base import ModelCallFailed
 
 KEY = "AIzaSyD-secret-0123456789"
 GOOGLE = ProviderSettings("google", "google", api_key=SecretStr(KEY))
@@ -320,10 +321,12 @@ def test_a_wait_beyond_the_budget_ends_with_the_rate_limit() -> None:
     exchange.answers.append(error(429, "RESOURCE_EXHAUSTED", "quota", retry))
     exchange.answer(body=generated())
 
-    answer = call(GOOGLE, model_request("gemini-2.5-flash", timeout_seconds=60), exchange, clock)
+    with pytest.raises(ModelCallFailed) as failed:
+        call(GOOGLE, model_request("gemini-2.5-flash", timeout_seconds=60), exchange, clock)
 
-    assert answer.text == "Hello!"
-    assert clock.waits == [0.5]
+    # The provider asked for 120 s and the call has 60: retrying sooner would meet the same answer.
+    assert (failed.value.kind, failed.value.retry_after_seconds) == ("rate_limited", 120)
+    assert clock.waits == []
 
 
 # --- Vertex ------------------------------------------------------------------------------------------------

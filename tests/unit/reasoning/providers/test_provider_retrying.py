@@ -90,14 +90,17 @@ def test_each_attempt_gets_what_is_left_of_the_budget() -> None:
     assert clock.waits == [2]
 
 
-def test_a_retry_after_that_does_not_fit_falls_back_to_the_backoff() -> None:
+def test_a_retry_after_that_does_not_fit_ends_the_call_at_once() -> None:
+    # Retrying sooner than the provider asked would only meet the same answer.
     clock = FakeClock()
-    attempts = Attempts(failing("rate_limited", 429, after=100), "ok", clock=clock)
-    assert (
+    rate_limited = failing("rate_limited", 429, after=100)
+    attempts = Attempts(rate_limited, "ok", clock=clock)
+
+    with pytest.raises(ModelCallFailed) as raised:
         with_retries(attempts, provider="openai", deadline=Deadline.after(30, clock), sleep=clock.sleep)
-        == "ok"
-    )
-    assert clock.waits == [0.5]
+
+    assert raised.value is rate_limited
+    assert clock.waits == []
 
 
 def test_no_retry_past_the_budget() -> None:

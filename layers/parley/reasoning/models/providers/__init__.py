@@ -104,7 +104,16 @@ def call_model(
     of google-auth's application default credentials.
     """
     context = CallContext(http, bedrock_client, sleep, clock, resolve, google_token)
-    return _adapter(settings.kind).call(settings, request, context)
+    answer = _adapter(settings.kind).call(settings, request, context)
+    if answer.raw_finish_reason is None and not answer.text and not answer.refused:
+        # A success status around no answer (no content, no finish reason): the provider cannot serve
+        # now, which is not a success the run may record.
+        raise ModelCallFailed(
+            "unavailable",
+            settings.provider,
+            f"{settings.provider} answered without an answer (no content, no finish reason)",
+        )
+    return answer
 
 
 def list_provider_models(

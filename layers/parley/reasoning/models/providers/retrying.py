@@ -3,9 +3,10 @@
 A call may take ``request.timeout_seconds`` in all, retries included. A failure is retried, at most
 twice, when the provider answered HTTP 408, 409, 429 or 5xx (529 "overloaded" included), or when the
 call could not connect. Between attempts the loop waits what the provider asked for (``Retry-After``,
-``retry-after-ms``, Gemini's ``RetryInfo``) when that fits in the remaining budget, else 0.5 s then 1 s;
-a wait that does not fit either ends the call with the last failure, so the caller can still say how
-long the provider asked to wait. Each attempt gets the remaining budget as its timeout, and an attempt
+``retry-after-ms``, Gemini's ``RetryInfo``) when that fits in the remaining budget, else 0.5 s then 1 s
+when the provider said nothing; a wait the provider asked for that does not fit ends the call with the
+last failure at once (retrying sooner would only meet the same answer), so the caller can say how long
+the provider asked to wait. Each attempt gets the remaining budget as its timeout, and an attempt
 that would start past the deadline ends the call as ``timed_out``.
 
 ``sleep`` and ``clock`` are injected so tests run instantly; ``clock`` is monotonic seconds.
@@ -89,8 +90,9 @@ def with_retries(
 
 def _wait(failure: ModelCallFailed, retries: int, remaining: float) -> float | None:
     asked = failure.retry_after_seconds
-    if asked is not None and asked + MIN_ATTEMPT_SECONDS <= remaining:
-        return max(0.0, asked)
+    if asked is not None:
+        # The provider said how long: retrying sooner only meets the same answer again.
+        return max(0.0, asked) if asked + MIN_ATTEMPT_SECONDS <= remaining else None
     backoff = BACKOFF_SECONDS[min(retries, len(BACKOFF_SECONDS) - 1)]
     if backoff + MIN_ATTEMPT_SECONDS <= remaining:
         return backoff
