@@ -71,6 +71,11 @@ def run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:
         rejection=Rejection.from_json(json.loads(rejection)) if rejection else None,
         finished_at=data.get("finished_at"),
         called=CalledTool.from_json(json.loads(data["called"])) if data.get("called") else None,
+        calls=(
+            tuple(CalledTool.from_json(json.loads(text)) for text in data["calls"])
+            if "calls" in data
+            else None
+        ),
     )
 
 

@@ -113,6 +113,10 @@ class Run:
     #: The input, kept for a type whose run goes on in another function (a reasoning run's ``reason``
     #: function reads it); never shown. ``None`` when not kept, and in lists.
     input: Any = None
+    #: The tools a run of a function with ``tools`` called, in order, each recorded before its call was
+    #: sent; ``()`` before its first call; ``None`` for a function without tools (the rules of retrying
+    #: under a run id: ``reasoning-format.md``, "When a tool-calling run cannot finish").
+    calls: tuple[CalledTool, ...] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The run as ``get_run`` shows it, with its ``record`` where its type keeps one (a list reads

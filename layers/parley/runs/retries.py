@@ -26,7 +26,7 @@ def recorded(
             f"The run id {run.run_id} is taken by a run of the {run.type} function {run.name!r} with "
             f"{other}; a run id names one run. Use a new run id for a new run.",
         )
-    if run.called is not None and run.status != "succeeded":
+    if run.status != "succeeded" and _called_tools(run):
         raise tools_called(run)
     shown = replace(run, record=None, input=None)  # as run_definition shows a run: get_run adds the record
     if run.status == "started":
@@ -41,11 +41,26 @@ def recorded(
     return None
 
 
+def _called_tools(run: Run) -> bool:
+    """Whether the run is a tool-calling run as retrying sees it: it called its tool (``call``), or it
+    called tools (``tools``), or it may still be calling them (a started run of a function with
+    ``tools``, even before its first recorded call)."""
+    if run.called is not None:
+        return True
+    return run.calls is not None and (run.status == "started" or bool(run.calls))
+
+
 def tools_called(run: Run) -> Problem:
-    """The answer to running again under the id of a run that called a tool and did not succeed."""
-    called = run.called
-    assert called is not None
-    what = f"the tool {called.tool!r} of the tool server {called.server!r}"
+    """The answer to running again under the id of a run that called tools and did not succeed."""
+    called = run.calls if run.calls is not None else ((run.called,) if run.called is not None else ())
+    tools = list(dict.fromkeys(f"{one.server}/{one.tool}" for one in called))
+    if len(tools) == 1:
+        server, _, tool = tools[0].partition("/")
+        what = f"the tool {tool!r} of the tool server {server!r}"
+    elif tools:
+        what = "the tools " + ", ".join(tools[:-1]) + " and " + tools[-1]
+    else:
+        what = "its tools"
     if run.status == "started":
         return Problem(
             "conflict",
@@ -53,19 +68,21 @@ def tools_called(run: Run) -> Problem:
             "again under its id. Read its history, then start a new run under a new run id.",
             kind="tools_called",
         )
-    if called.read_only:
+    if all(one.read_only for one in called):
         return Problem(
             "conflict",
             f"The run {run.run_id} called {what} and did not succeed, so it does not run again under its "
-            "id. The server marks the tool read-only: nothing was changed. Start a new run under a new "
-            "run id to call it again.",
+            f"id. The server{'s mark the tools' if len(tools) > 1 else ' marks the tool'} read-only: "
+            "nothing was changed. Start a new run under a new run id to call "
+            f"{'them' if len(tools) > 1 else 'it'} again.",
             kind="tools_called",
             because="only_read",
         )
     return Problem(
         "conflict",
         f"The run {run.run_id} called {what} and did not succeed, so it does not run again under its id: "
-        "the tool is not marked read-only and may have changed something. Read the run's history and "
-        "check the external system before starting a new run under a new run id.",
+        f"{'a tool' if len(tools) > 1 else 'the tool'} is not marked read-only and may have changed "
+        "something. Read the run's history and check the external system before starting a new run under "
+        "a new run id.",
         kind="tools_called",
     )

@@ -52,7 +52,7 @@ from parley.runs.items import (
     run_key,
     runs_list_key,
 )
-from parley.runs.model import AnswerFact, Event, Request, Run
+from parley.runs.model import AnswerFact, CalledTool, Event, Request, Run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -494,6 +494,25 @@ class DynamoRunStore:
 
     # --- items ---------------------------------------------------------------------------------
 
+    def record_call(self, playbook: PlaybookRef, run_id: str, called: CalledTool, event: Event) -> None:
+        """Add ``called`` to a started run's ``calls`` with its ``tool_call_started``, before the call is
+        sent; :class:`StoreConflict` once the run has ended (cancelled, or its bound ran out)."""
+        update: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), run_key(run_id)),
+                "UpdateExpression": "SET #calls = list_append(if_not_exists(#calls, :none), :called)",
+                "ConditionExpression": "#status = :started",
+                "ExpressionAttributeNames": {"#calls": "calls", "#status": "status"},
+                "ExpressionAttributeValues": {
+                    ":none": {"L": []},
+                    ":called": {"L": [{"S": _json(called.as_json())}]},
+                    ":started": {"S": "started"},
+                },
+            }
+        }
+        self._transact([update, self._put_event(playbook, event)])
+
     def record_events(self, playbook: PlaybookRef, events: list[Event]) -> None:
         """Write events that no other item depends on (such as ``execute``'s tool calls), at once."""
         self._transact([self._put_event(playbook, event) for event in events])
@@ -528,6 +547,8 @@ class DynamoRunStore:
             values["finished_at"] = run.finished_at
         if run.called is not None:
             values["called"] = _json(run.called.as_json())
+        if run.calls is not None:
+            values["calls"] = [_json(called.as_json()) for called in run.calls]
         put: dict[str, Any] = {"TableName": self._table, "Item": self._codec.serialize(values)}
         if replacing is None:
             put["ConditionExpression"] = "attribute_not_exists(#pk)"
