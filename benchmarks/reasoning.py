@@ -15,10 +15,15 @@ Nothing leaves the process and only the project's own code is timed:
   ``parley.reasoning.models.providers.call_model`` to pass one (``http=``) whose transport is an
   ``httpx.MockTransport`` answering a canned Anthropic Messages or OpenAI Chat Completions body at once:
   no socket. The time spent in ``httpx.Client.request`` (request building, the mock transport, the
-  response) is measured apart: it stands in for the round trip, and "our code" is the rest.
+  response) is measured apart: it stands in for the round trip, and "our code" is the rest (with
+  boto3's type (de)serializers, which the stores call in production too).
+- ``cpu_per_run(inject=False)`` leaves ``call_model`` as the run code calls it, with no client: the
+  adapter then makes a new ``httpx.Client()`` for each call (its TLS context loads the CA bundle), and
+  ``httpx.HTTPTransport`` is patched to answer the canned body instead of sending.
 
-Two functions run: the page's example ``examples/definitions/review-brief.md`` with an Anthropic model,
-and a JSON function (a JSON schema, strict structured outputs) through an OpenAI-compatible gateway.
+Two functions run: the page's example ``examples/definitions/reasoning/review-brief.md`` with an
+Anthropic model, and a JSON function (a JSON schema, strict structured outputs) through an
+OpenAI-compatible gateway.
 
 ``profile`` runs the same rounds under cProfile and gives the project's top functions by their own
 time. ``python -m benchmarks.reasoning`` prints the figures and the profile.
@@ -58,7 +63,7 @@ ENVIRON = {"ANTHROPIC_API_KEY": "sk-ant-bench-key-123456", "ANTHROPIC_BASE_URL":
 
 #: The page's example, with an Anthropic model in place of the demo model.
 REVIEW_BRIEF = (
-    (ROOT / "examples" / "definitions" / "review-brief.md")
+    (ROOT / "examples" / "definitions" / "reasoning" / "review-brief.md")
     .read_text(encoding="utf-8")
     .replace("model: demo/echo", "model: anthropic/claude-sonnet-4-5")
 )

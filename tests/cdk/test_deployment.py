@@ -252,7 +252,7 @@ def test_only_the_functions_that_call_tool_servers_read_their_secrets_and_only_t
     for stage, template in (("dev", dev), ("prod", prod)):
         tool_secrets = secret_arn(f"parley/{stage}/tool-servers/*")
 
-        assert readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "timer"}
+        assert readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "timer", "reason"}
         for name in MAY_READ_TOOL_SECRETS:
             (statement,) = secret_statements(template, name, tool_secrets)
             assert statement["Action"] == ["secretsmanager:GetSecretValue"]

@@ -55,8 +55,8 @@ MAY_SCHEDULE: Final = frozenset({"api", "timer"})
 #: first attempt, goes to the timer directly instead of through a schedule (60-second precision).
 MAY_RUN_NOW: Final = frozenset({"api", "timer"})
 #: secretsmanager:GetSecretValue on the tool servers' header secrets: execute and call (api),
-#: deliveries, reads and tellings (timer).
-MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "timer"})
+#: deliveries, reads and tellings (timer), a reasoning run's tool calls (reason).
+MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "timer", "reason"})
 #: Read and write the content bucket.
 MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle", "reason"})
 #: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api).

@@ -17,6 +17,7 @@ Where each part happens (``architecture.md``, "Reasoning runs on AWS"):
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -42,9 +43,12 @@ if TYPE_CHECKING:
     from parley.reasoning.offer import Offer
     from parley.reasoning.prompt import Prompt
     from parley.runs.service import RunService
+    from parley.tools.servers import HeaderSecrets
 
 #: The timer's work that ends a run whose work was lost.
 BOUND_WORK: Final = "reason_bound"
+#: ``REASONING_MAX_INPUT_TOKENS`` when the operator sets none.
+DEFAULT_MAX_INPUT_TOKENS: Final = 2_000_000
 #: Checked documents kept per lifecycle (one per definition version).
 DOCUMENT_CACHE_SIZE: Final = 256
 #: A model call's bound: 60 seconds plus 25 ms for every token of ``max_output_tokens``.
@@ -163,22 +167,62 @@ class Reasoning:
         offer: Offer | None = None
         answer: ModelAnswer | None = None
         duration_ms = 0
+        warnings: list[str] = []
         try:
             document, prompt, offer = self._prepared(playbook, run)
             request = self._request(document, prompt, offer)
-            began = time.monotonic()
-            try:
-                answer = call_model(offer.provider, request, resolve=self._resolver())
-            except ModelCallFailed as failure:
-                from parley.reasoning.failures import failure_problem
+            if document.tools:
+                from parley.reasoning.tools.loop import RunWorkEnded
 
-                raise failure_problem(failure) from None
-            finally:
-                duration_ms = round((time.monotonic() - began) * 1000)
-            output, record = self._checked(document, offer, prompt, answer, duration_ms)
+                try:
+                    answer, duration_ms, warnings = self._steps(playbook, run, document, offer, request)
+                except RunWorkEnded:
+                    return "unchanged"
+            else:
+                began = time.monotonic()
+                try:
+                    answer = call_model(offer.provider, request, resolve=self._resolver())
+                except ModelCallFailed as failure:
+                    from parley.reasoning.failures import failure_problem
+
+                    raise failure_problem(failure) from None
+                finally:
+                    duration_ms = round((time.monotonic() - began) * 1000)
+            output, record = self._checked(document, offer, prompt, answer, duration_ms, warnings)
         except Problem as problem:
             return self._end(playbook, run, problem, _answered_record(answer, duration_ms))
         return self._succeed(playbook, run, output, record)
+
+    def _steps(
+        self, playbook: PlaybookRef, run: Run, document: ReasoningDocument, offer: Offer, request: Any
+    ) -> tuple[ModelAnswer, int, list[str]]:
+        """A run of a function with ``tools`` (``parley.reasoning.tools``): its tools checked before the
+        model is called, then the steps; the final answer (with the usage of every step), the model's
+        time, and the warnings of the tools' input schemas."""
+        from parley.reasoning.models.providers import call_model
+        from parley.reasoning.tools.before import tools_for_run
+        from parley.reasoning.tools.loop import ToolLoop
+
+        runtime = self.runs.runtime
+        offered, warnings = tools_for_run(
+            runtime, self.header_secrets, playbook, document.tools, offer.provider.kind
+        )
+        models = runtime.operator.models
+        window = next((entry.context_window for entry in models.catalog if entry.id == offer.resolved), None)
+        resolve = self._resolver()
+        loop = ToolLoop(
+            runtime=runtime,
+            store=self.runs.store,
+            playbook=playbook,
+            run=run,
+            offered=offered,
+            call=lambda step: call_model(offer.provider, step, resolve=resolve),
+            deadline=time.monotonic() + run_bound_seconds(document.settings.max_output_tokens),
+            max_input_tokens=models.reasoning_max_input_tokens or DEFAULT_MAX_INPUT_TOKENS,
+            context_window=window,
+        )
+        steps = loop.steps(request)
+        return replace(steps.answer, usage=steps.usage), steps.duration_ms, warnings
 
     def _prepared(self, playbook: PlaybookRef, run: Run) -> tuple[ReasoningDocument, Prompt, Offer]:
         from parley.reasoning.offer import offer_for
@@ -232,12 +276,20 @@ class Reasoning:
         prompt: Prompt,
         answer: ModelAnswer,
         duration_ms: int,
+        warnings: list[str],
     ) -> tuple[Any, dict[str, Any]]:
         from parley.reasoning.answer import checked_output
         from parley.reasoning.record import full_record
 
         output = checked_output(document, answer)
-        return output, full_record(document, offer, prompt, answer, output, duration_ms, [])
+        return output, full_record(document, offer, prompt, answer, output, duration_ms, warnings)
+
+    @functools.cached_property
+    def header_secrets(self) -> HeaderSecrets:
+        """Tool servers' header values, read through the runtime's Secrets Manager client on first need."""
+        from parley.tools.servers import HeaderSecrets
+
+        return HeaderSecrets(lambda: self.runs.runtime.secretsmanager)
 
     def _succeed(self, playbook: PlaybookRef, run: Run, output: Any, record: dict[str, Any]) -> str:
         now = self.runs.runtime.clock.now()
@@ -325,12 +377,15 @@ class Reasoning:
         run = self.runs.store.get_run(playbook, key.run_id)
         outcome = "unchanged"
         if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
-            problem = Problem(
-                "unavailable",
+            from parley.reasoning.tools.endings import cannot_finish
+
+            detail = (
                 "The run did not finish within its bound (10 minutes, or its model call's limit when that is "
-                "longer); try again.",
-                because="run_bound",
+                "longer)."
             )
+            # A run that called tools ends as tools_unfinished or effect_unknown; one that called none, as
+            # plain unavailable (cannot_finish says which).
+            problem = cannot_finish(list(run.calls or ()), "run_bound", detail)
             outcome = self._end(playbook, run, problem, None)
         return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
 

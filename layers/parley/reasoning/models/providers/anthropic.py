@@ -19,9 +19,25 @@ A JSON answer is the input of a forced tool, ``answer``, whose ``input_schema`` 
 (Anthropic docs, "Tool use", "Forcing tool use"). Anthropic refuses thinking while a tool is forced, so a
 JSON answer is written without thinking (a warning says so).
 
+Tools (Anthropic docs, "Tool use", "Extended thinking with tool use"): the tools offered are sent as
+``tools: [{name, description, input_schema}]`` with ``tool_choice: {type: auto}``; the model's
+``tool_use`` blocks are its calls (:class:`ToolCall`, ``input`` as the arguments). Its message's whole
+``content`` list (text, ``thinking`` with its ``signature``, ``redacted_thinking``, ``tool_use``) is the
+answer's ``provider_state``, replayed unchanged as the assistant message of the next step, since a
+thinking block must come back exactly as it was signed; the results follow as one user message of
+``tool_result`` blocks (``tool_use_id``, ``content``, and ``is_error: true`` for an error). A JSON answer
+with tools offers ``answer`` among them with ``tool_choice: {type: any}`` (the answer tool cannot be forced
+while other tools are offered): the model calls real tools or ``answer``, and an ``answer`` call ends the
+step as the JSON answer (any call beside it is dropped, with a warning). A step with no tools offered
+sends no ``tools`` and no ``tool_choice`` even when the conversation holds ``tool_use`` and
+``tool_result`` blocks: Anthropic has required no tool definitions for them since 27 February 2025 (API
+release notes, which also added ``tool_choice: {type: none}``); a JSON answer then forces ``answer`` as
+without tools.
+
 Finish reasons: ``end_turn`` and ``stop_sequence`` -> stop; ``max_tokens`` and
-``model_context_window_exceeded`` -> length; ``tool_use`` -> stop when the forced answer tool wrote
-the answer, else tool_calls; ``refusal`` -> content_filter, refused; ``pause_turn`` and others -> other.
+``model_context_window_exceeded`` -> length; ``tool_use`` -> stop when the answer tool wrote
+the answer, else tool_calls (the only finish that carries ``tool_calls``); ``refusal`` ->
+content_filter, refused; ``pause_turn`` and others -> other.
 Usage: ``input_tokens`` is already uncached; ``output_tokens`` includes any thinking, which Anthropic
 does not count apart (so reasoning is unknown).
 
@@ -33,7 +49,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -44,6 +60,10 @@ from parley.reasoning.models.providers.base import (
     ModelAnswer,
     ModelRequest,
     ProviderSettings,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Turn,
     Usage,
     capped_warnings,
 )
@@ -90,6 +110,10 @@ FINISH_REASONS: Final[Mapping[str, FinishReason]] = {
     "pause_turn": "other",
 }
 TOO_LONG_WORDS: Final = ("prompt is too long", "exceed context limit", "too many tokens")
+ANSWER_DESCRIPTION: Final = "Write your whole answer as this tool's input."
+ANSWER_AMONG_TOOLS_DESCRIPTION: Final = (
+    "Call this tool to give your answer, once you need no other tool: write your whole answer as its input."
+)
 
 
 # --- the body ---------------------------------------------------------------------------------------------
@@ -177,14 +201,15 @@ def messages_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
     """The Messages body without ``model`` (Bedrock and Vertex take it in the URL), and its warnings."""
     settings = request.settings
     warnings: list[str] = []
-    forced_tool = request.output_format == "json" and request.output_schema is not None
+    json_answer = request.output_format == "json" and request.output_schema is not None
     body: dict[str, Any] = {
         "max_tokens": settings.max_output_tokens,
-        "messages": [{"role": "user", "content": request.message}],
+        "messages": [{"role": "user", "content": request.message}, *conversation(request.turns)],
     }
     if request.instructions:
         body["system"] = request.instructions
-    thinking = thinking_fields(request.model, request, warnings, forced_tool=forced_tool)
+    # A JSON answer forces a tool call (the answer tool alone, or any tool), which rules out thinking.
+    thinking = thinking_fields(request.model, request, warnings, forced_tool=json_answer)
     thinks = thinking.get("thinking", {}).get("type") in ("enabled", "adaptive")
     if not thinks:
         if settings.temperature is not None:
@@ -199,16 +224,66 @@ def messages_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
         if name != "thinking":
             warnings.append(f"provider option {name} is not sent: Anthropic models read only thinking")
     body.update(thinking)
-    if forced_tool:
-        body["tools"] = [
+    tools = [tool_definition(spec) for spec in request.tools]
+    if json_answer:
+        tools.append(
             {
                 "name": ANSWER_TOOL,
-                "description": "Write your whole answer as this tool's input.",
+                "description": ANSWER_AMONG_TOOLS_DESCRIPTION if request.tools else ANSWER_DESCRIPTION,
                 "input_schema": dict(request.output_schema or {}),
             }
-        ]
-        body["tool_choice"] = {"type": "tool", "name": ANSWER_TOOL}
+        )
+        body["tools"] = tools
+        body["tool_choice"] = {"type": "any"} if request.tools else {"type": "tool", "name": ANSWER_TOOL}
+    elif tools:
+        body["tools"] = tools
+        body["tool_choice"] = {"type": "auto"}
     return body, warnings
+
+
+def tool_definition(spec: ToolSpec) -> dict[str, Any]:
+    """A tool as Messages takes it; a tool without a description is sent without one."""
+    tool: dict[str, Any] = {"name": spec.name}
+    if spec.description:
+        tool["description"] = spec.description
+    tool["input_schema"] = dict(spec.input_schema)
+    return tool
+
+
+def conversation(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """The messages after the first user message: each assistant message as it came (its
+    ``provider_state``), each turn of results as one user message of ``tool_result`` blocks."""
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn.role == "assistant":
+            messages.append({"role": "assistant", "content": _assistant_content(turn)})
+        else:
+            messages.append({"role": "user", "content": [_tool_result(result) for result in turn.results]})
+    return messages
+
+
+def _assistant_content(turn: Turn) -> list[Any]:
+    """The blocks the model wrote, unchanged; rebuilt from the text and the calls only for a turn kept
+    without them (which can carry no thinking)."""
+    if isinstance(turn.provider_state, list):
+        return list(turn.provider_state)
+    content: list[Any] = []
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    content.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments or {})}
+        for call in turn.tool_calls
+    )
+    return content
+
+
+def _tool_result(result: ToolResult) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": result.call_id}
+    if result.content:
+        block["content"] = result.content
+    if result.is_error:
+        block["is_error"] = True
+    return block
 
 
 # --- the answer -------------------------------------------------------------------------------------------
@@ -220,25 +295,36 @@ def read_answer(
     """A Messages response as a :class:`ModelAnswer`; ``response_id`` replaces the message id (Bedrock)."""
     texts: list[str] = []
     tool_input: Any = None
-    other_tool = False
-    for block in answer.get("content") or []:
+    answered = False
+    calls: list[ToolCall] = []
+    content = answer.get("content")
+    blocks: list[Any] = content if isinstance(content, list) else []
+    for block in blocks:
         if not isinstance(block, Mapping):
             continue
         if block.get("type") == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif block.get("type") == "tool_use":
-            if block.get("name") == ANSWER_TOOL and tool_input is None:
-                tool_input = block.get("input")
+            if block.get("name") == ANSWER_TOOL:
+                if not answered:
+                    answered, tool_input = True, block.get("input")
             else:
-                other_tool = True
+                calls.append(_tool_call(block))
     raw = answer.get("stop_reason")
     raw_reason = raw if isinstance(raw, str) else None
     finish: FinishReason
     if raw_reason == "tool_use":
-        finish = "tool_calls" if other_tool or tool_input is None else "stop"
+        finish = "stop" if answered else "tool_calls"
     else:
         finish = FINISH_REASONS.get(raw_reason or "", "other")
-    text = json.dumps(tool_input, ensure_ascii=False) if tool_input is not None else "".join(texts)
+    if answered and calls:
+        names = ", ".join(dict.fromkeys(call.name for call in calls))
+        warnings.append(
+            f"the model called {names} beside its answer: the answer ends the run, the calls are not made"
+        )
+    if finish != "tool_calls":
+        calls = []
+    text = json.dumps(tool_input, ensure_ascii=False) if answered else "".join(texts)
     model = answer.get("model")
     own_id = answer.get("id")
     return ModelAnswer(
@@ -250,6 +336,22 @@ def read_answer(
         model_answered=model if isinstance(model, str) else None,
         warnings=capped_warnings(warnings),
         refused=raw_reason == "refusal",
+        tool_calls=tuple(calls),
+        provider_state=list(blocks) if calls else None,
+    )
+
+
+def _tool_call(block: Mapping[str, Any]) -> ToolCall:
+    """A ``tool_use`` block: its ``input`` is the arguments (always an object, as Anthropic documents;
+    anything else is kept as text for the caller to refuse)."""
+    given = block.get("input")
+    call_id, name = block.get("id"), block.get("name")
+    arguments = dict(given) if isinstance(given, Mapping) else None
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) else "",
+        name=name if isinstance(name, str) else "",
+        arguments=arguments,
+        arguments_text=None if arguments is not None else json.dumps(given, ensure_ascii=False),
     )
 
 

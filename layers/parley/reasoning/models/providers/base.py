@@ -91,6 +91,56 @@ class ProviderSettings:
 
 
 @dataclass(frozen=True)
+class ToolSpec:
+    """A tool offered to the model (``reasoning-format.md``, "What the model sees"): its model-facing
+    name (``server__tool``), its description (cut to 4 KiB) and its input schema, sent unchanged (not as
+    strict structured output)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A call the model asked for: the model's own ``id`` for it, the tool's model-facing ``name``, and
+    its ``arguments`` (the JSON object the model wrote). ``arguments_text`` holds what the model wrote
+    when it was not a JSON object (``arguments`` is then ``None``): the caller refuses such a call."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] | None
+    arguments_text: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model is given back for one of its calls: ``content`` is the text it reads (a tool's
+    text, its structured content as JSON, a placeholder, or why the call was refused); ``is_error`` for a
+    result the server marked ``isError``, a failed call or a refused one."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a run's conversation after its first user message, in order: the model's
+    (``assistant``: its text and its calls, with ``provider_state`` — what the adapter needs to send the
+    message back exactly, such as Anthropic's content blocks with their thinking signatures, the
+    Responses API's output items, or Gemini's parts) or the results of that message's calls
+    (``tool``)."""
+
+    role: Literal["assistant", "tool"]
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    results: tuple[ToolResult, ...] = ()
+    provider_state: Any = None
+
+
+@dataclass(frozen=True)
 class ModelRequest:
     """One model call: the rendered prompt, the settings, the output format and the chosen options.
 
@@ -107,6 +157,11 @@ class ModelRequest:
     output_schema: Mapping[str, Any] | None
     provider_options: Mapping[str, Any]
     timeout_seconds: float
+    #: The conversation after ``message`` (a run that calls tools: each step adds the model's message
+    #: and its calls' results).
+    turns: tuple[Turn, ...] = ()
+    #: The tools offered this step; none on a run's last step (and for a function without ``tools``).
+    tools: tuple[ToolSpec, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,6 +205,10 @@ class ModelAnswer:
     model_answered: str | None
     warnings: tuple[str, ...]
     refused: bool = False
+    #: The calls the model asked for (``finish_reason`` ``tool_calls``), in its order.
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: What the adapter needs to send this message back in the next step (see :class:`Turn`).
+    provider_state: Any = None
 
 
 @dataclass(frozen=True)

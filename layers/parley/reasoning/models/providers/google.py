@@ -17,10 +17,25 @@ Reasoning (Gemini docs, "Thinking"): Gemini 3 takes ``thinkingLevel`` — the ef
 most). ``provider_options.thinkingConfig`` is sent as written, instead. ``safetySettings`` is sent as
 written; ``threshold`` sets that threshold for every harm category ``safetySettings`` leaves out.
 
-Finish reasons: ``STOP`` -> stop; ``MAX_TOKENS`` -> length; ``SAFETY``, ``PROHIBITED_CONTENT``,
-``BLOCKLIST``, ``SPII`` and ``IMAGE_SAFETY`` -> content_filter and refused; ``RECITATION`` ->
-content_filter (not a refusal: the model stopped quoting); ``MALFORMED_FUNCTION_CALL`` -> error; others ->
-other. A prompt blocked outright (``promptFeedback.blockReason``, no candidate) is refused.
+Tools (Gemini docs, "Function calling"): the tools offered go as ``tools: [{functionDeclarations: [{name,
+description, parametersJsonSchema}]}]`` — the JSON Schema field, so each input schema goes unchanged (not
+the OpenAPI subset of ``parameters``) — with ``toolConfig.functionCallingConfig.mode`` ``AUTO``. The
+candidate's ``functionCall`` parts (``name``, ``args``, ``id`` when Gemini gives one) become the answer's
+calls; a call without an id gets ``call_<step>_<n>`` (the step's number in the run, the call's in the
+answer), which is never sent back. The answer's ``provider_state`` is the candidate's ``content`` as it
+came, every part with its ``thoughtSignature``: the next step sends it back unchanged as the ``model``
+turn, then the results as one ``user`` turn of ``functionResponse`` parts ``{name, id (only for a call
+Gemini gave an id), response: {output: text}}`` (``{error: text}`` for an error), the keys
+``FunctionResponse.response`` documents. A JSON answer and function calling together are accepted only by
+Gemini 3 ("Structured outputs with tools"); older models reject them ("Function calling with a response
+mime type: 'application/json' is unsupported"), so for those a step that offers tools asks for no JSON
+(a warning says so) and only the run's last step, without tools, asks for it with the schema.
+
+Finish reasons: ``STOP`` -> stop (tool_calls when the candidate calls functions); ``MAX_TOKENS`` ->
+length; ``SAFETY``, ``PROHIBITED_CONTENT``, ``BLOCKLIST``, ``SPII`` and ``IMAGE_SAFETY`` -> content_filter
+and refused; ``RECITATION`` -> content_filter (not a refusal: the model stopped quoting);
+``MALFORMED_FUNCTION_CALL`` -> error; others -> other. A prompt blocked outright
+(``promptFeedback.blockReason``, no candidate) is refused.
 
 Errors: ``API_KEY_INVALID`` comes as HTTP 400 but means the credentials; an ``INVALID_ARGUMENT`` that
 says the input has too many tokens -> too_long (Gemini says so in words only); a 429's
@@ -29,8 +44,9 @@ says the input has too many tokens -> too_long (Gemini says so in words only); a
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.reasoning.models.providers.base import (
@@ -39,6 +55,10 @@ from parley.reasoning.models.providers.base import (
     ModelAnswer,
     ModelRequest,
     ProviderSettings,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Turn,
     Usage,
     capped_warnings,
 )
@@ -91,6 +111,8 @@ CREDENTIAL_REASONS: Final = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
 TOO_LONG_WORDS: Final = ("exceeds the maximum number of tokens", "input token count", "too long")
 _VERSION: Final = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 _DELAY: Final = re.compile(r"^(\d+(?:\.\d+)?)s$")
+#: The id made for a call Gemini gave none: ``call_<step>_<n>``.
+_MADE_ID: Final = re.compile(r"^call_\d+_\d+$")
 
 
 # --- the body ---------------------------------------------------------------------------------------------
@@ -138,6 +160,63 @@ def _safety_settings(options: Mapping[str, Any]) -> list[Any] | None:
     return settings or None
 
 
+def json_with_tools(model: str) -> bool:
+    """Whether the model answers in JSON while it may call functions: Gemini 3 and later."""
+    version = _version(model)
+    return version is not None and version >= (3, 0)
+
+
+def declaration(tool: ToolSpec) -> dict[str, Any]:
+    schema = dict(tool.input_schema)
+    return {"name": tool.name, "description": tool.description, "parametersJsonSchema": schema}
+
+
+def contents(request: ModelRequest) -> list[dict[str, Any]]:
+    """The user's message, then each turn: the model's content as it came, and its calls' results."""
+    sent: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": request.message}]}]
+    given_ids: set[str] = set()
+    for turn in request.turns:
+        if turn.role == "assistant":
+            content = model_content(turn)
+            given_ids = {
+                part["functionCall"]["id"]
+                for part in content["parts"]
+                if isinstance(part, Mapping)
+                and isinstance(part.get("functionCall"), Mapping)
+                and isinstance(part["functionCall"].get("id"), str)
+            }
+            sent.append(content)
+        elif turn.results:
+            sent.append(
+                {"role": "user", "parts": [function_response(result, given_ids) for result in turn.results]}
+            )
+    return sent
+
+
+def model_content(turn: Turn) -> dict[str, Any]:
+    """The model's turn: its ``content`` from ``provider_state``, unchanged; else rebuilt from the text and
+    the calls (without thought signatures, which only the content holds)."""
+    state = turn.provider_state
+    if isinstance(state, Mapping) and isinstance(state.get("parts"), list):
+        return {**state, "role": "model"}
+    parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
+    for call in turn.tool_calls:
+        function_call: dict[str, Any] = {"name": call.name, "args": dict(call.arguments or {})}
+        if not _MADE_ID.match(call.id):
+            function_call["id"] = call.id
+        parts.append({"functionCall": function_call})
+    return {"role": "model", "parts": parts}
+
+
+def function_response(result: ToolResult, given_ids: set[str]) -> dict[str, Any]:
+    """A ``functionResponse`` part; the id only when Gemini gave the call one."""
+    response: dict[str, Any] = {"name": result.name}
+    if result.call_id in given_ids:
+        response["id"] = result.call_id
+    response["response"] = {"error": result.content} if result.is_error else {"output": result.content}
+    return {"functionResponse": response}
+
+
 def content_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
     config = request.settings
     options = request.provider_options
@@ -152,7 +231,12 @@ def content_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
             generation[name] = value
     if config.stop_sequences:
         generation["stopSequences"] = list(config.stop_sequences)
-    if request.output_format == "json":
+    if request.output_format == "json" and request.tools and not json_with_tools(request.model):
+        warnings.append(
+            f"the answer is not asked for as JSON while tools are offered: {request.model} cannot call "
+            "functions and answer in JSON at once (Gemini 3 can); the last step, without tools, asks for it"
+        )
+    elif request.output_format == "json":
         generation["responseMimeType"] = "application/json"
         if request.output_schema is not None:
             generation["responseJsonSchema"] = dict(request.output_schema)
@@ -165,12 +249,12 @@ def content_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
         thinking = thinking_config(request.model, config.reasoning, warnings)
         if thinking is not None:
             generation["thinkingConfig"] = thinking
-    body: dict[str, Any] = {
-        "contents": [{"role": "user", "parts": [{"text": request.message}]}],
-        "generationConfig": generation,
-    }
+    body: dict[str, Any] = {"contents": contents(request), "generationConfig": generation}
     if request.instructions:
         body["systemInstruction"] = {"parts": [{"text": request.instructions}]}
+    if request.tools:
+        body["tools"] = [{"functionDeclarations": [declaration(tool) for tool in request.tools]}]
+        body["toolConfig"] = {"functionCallingConfig": {"mode": "AUTO"}}
     safety = _safety_settings(options)
     if safety is not None:
         body["safetySettings"] = safety
@@ -185,7 +269,8 @@ def content_body(request: ModelRequest) -> tuple[dict[str, Any], list[str]]:
 # --- the answer -------------------------------------------------------------------------------------------
 
 
-def read_answer(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
+def read_answer(answer: Mapping[str, Any], warnings: list[str], *, step: int = 1) -> ModelAnswer:
+    """The answer of the run's ``step``-th call (it numbers the ids made for calls Gemini gave none)."""
     candidates = answer.get("candidates")
     first = candidates[0] if isinstance(candidates, list) and candidates else None
     candidate = first if isinstance(first, Mapping) else None
@@ -212,10 +297,10 @@ def read_answer(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
         for part in parts or []
         if isinstance(part, Mapping) and isinstance(part.get("text"), str) and not part.get("thought")
     ]
-    tool_call = any(isinstance(part, Mapping) and "functionCall" in part for part in parts or [])
+    calls = read_calls(parts if isinstance(parts, list) else [], step)
     raw = _text(candidate.get("finishReason"))
     finish: FinishReason = FINISH_REASONS.get(raw or "", "other")
-    if finish == "stop" and tool_call:
+    if finish == "stop" and calls:
         finish = "tool_calls"
     return ModelAnswer(
         text="".join(texts),
@@ -226,7 +311,31 @@ def read_answer(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
         model_answered=model,
         warnings=capped_warnings(warnings),
         refused=raw in REFUSING_REASONS,
+        tool_calls=calls,
+        provider_state=dict(content) if isinstance(content, Mapping) else None,
     )
+
+
+def read_calls(parts: Sequence[Any], step: int) -> tuple[ToolCall, ...]:
+    """The ``functionCall`` parts, in order: ``args`` is the arguments (``{}`` when Gemini leaves it
+    out); an id is made for a call without one."""
+    calls: list[ToolCall] = []
+    for part in parts:
+        call = part.get("functionCall") if isinstance(part, Mapping) else None
+        if not isinstance(call, Mapping):
+            continue
+        given = call.get("id")
+        made = f"call_{step}_{len(calls) + 1}"
+        args = call.get("args", {})
+        calls.append(
+            ToolCall(
+                id=given if isinstance(given, str) and given else made,
+                name=str(call.get("name") or ""),
+                arguments=args if isinstance(args, dict) else None,
+                arguments_text=None if isinstance(args, dict) else json.dumps(args, ensure_ascii=False),
+            )
+        )
+    return tuple(calls)
 
 
 def read_usage(metadata: Any) -> Usage:
@@ -313,7 +422,8 @@ def call(settings: ProviderSettings, request: ModelRequest, context: CallContext
             deadline=deadline,
             sleep=context.sleep,
         )
-    return read_answer(answer, warnings)
+    step = 1 + sum(turn.role == "assistant" for turn in request.turns)
+    return read_answer(answer, warnings, step=step)
 
 
 def list_models(

@@ -24,17 +24,40 @@ Provider options: ``textVerbosity`` -> ``text.verbosity`` (Chat: ``verbosity``);
 ``reasoning.mode`` (Responses only); ``logitBias`` -> ``logit_bias`` (Chat only). What an API does not
 take is left out with a warning.
 
+Tools (OpenAI guide "Function calling"; API reference "Responses", "Chat Completions"): each step offers
+the tools (Chat: ``tools: [{type: function, function: {name, description, parameters}}]``; Responses:
+``tools: [{type: function, name, description, parameters, strict: false}]``), not strict, with
+``tool_choice`` and ``parallel_tool_calls`` left to their defaults (auto, parallel calls allowed). A
+call's ``arguments`` is a JSON string, parsed to an object (an empty string is no arguments; anything else
+that is not an object is kept as ``arguments_text``). The model's message is replayed as it came:
+
+- Chat: its calls are ``message.tool_calls`` (finish ``tool_calls``; a gateway that says ``stop`` beside
+  calls is read as ``tool_calls``); ``provider_state`` is the assistant message (``role``, ``content``,
+  ``tool_calls`` as received, and a gateway's ``reasoning_content`` or ``reasoning_details`` when it sent
+  them), and each result follows as ``{role: tool, tool_call_id, content}``.
+- Responses: its calls are the ``function_call`` output items (``call_id``, ``name``, ``arguments``);
+  ``provider_state`` is the whole ``output`` (reasoning items included, which the API wants back with the
+  calls), replayed as input items, each result following as ``{type: function_call_output, call_id,
+  output}``. The runtime keeps no state at OpenAI (``store: false``), so a reasoning model is asked for
+  ``include: ["reasoning.encrypted_content"]`` and its reasoning items travel in full; a reasoning item
+  without it (a model the adapter did not take for a reasoning model) cannot be found statelessly, so it
+  is left out, with the ids of the items beside it. Models that do not reason refuse that ``include``, so
+  it goes only to the o-series and gpt-5 (but not its ``-chat`` models), or with a reasoning effort.
+
+Neither API has an error flag on a result: an error's content is sent after the words ``Tool error:``.
+
 Answers: a ``refusal`` content part (``message.refusal`` in Chat) is a refusal; Responses' ``status``
 ``incomplete`` with ``max_output_tokens`` -> length, with ``content_filter`` -> content_filter; ``failed``
--> error. Errors: ``context_length_exceeded`` (and 413) -> too_long; Azure's ``content_filter`` and
-OpenAI's ``invalid_prompt`` refuse the prompt under policy, which is a refused answer, not a failure.
+-> error; calls are read only from an answer that finishes as ``tool_calls`` (a call cut off by the
+length is no call). Errors: ``context_length_exceeded`` (and 413) -> too_long; Azure's ``content_filter``
+and OpenAI's ``invalid_prompt`` refuse the prompt under policy, which is a refused answer, not a failure.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.reasoning.models.providers.base import (
@@ -45,6 +68,10 @@ from parley.reasoning.models.providers.base import (
     ModelCallFailed,
     ModelRequest,
     ProviderSettings,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Turn,
     Usage,
     capped_warnings,
 )
@@ -105,6 +132,12 @@ INCOMPLETE_REASONS: Final[Mapping[str, FinishReason]] = {
     "content_filter": "content_filter",
 }
 REFUSING_CODES: Final = frozenset({"content_filter", "invalid_prompt", "ResponsibleAIPolicyViolation"})
+#: What an error result's content follows: neither API has an error flag on a tool's result.
+ERROR_RESULT_PREFIX: Final = "Tool error: "
+#: What a gateway's assistant message may carry beside its calls that its API wants back with them
+#: (DeepSeek's ``reasoning_content``, OpenRouter's ``reasoning_details``).
+CHAT_REASONING_FIELDS: Final = ("reasoning_content", "reasoning_details")
+ENCRYPTED_REASONING: Final = "reasoning.encrypted_content"
 
 
 # --- where ------------------------------------------------------------------------------------------------
@@ -165,12 +198,16 @@ def responses_body(settings: ProviderSettings, request: ModelRequest) -> tuple[d
     warnings: list[str] = []
     body: dict[str, Any] = {
         "model": request.model,
-        "input": [{"role": "user", "content": request.message}],
+        "input": [{"role": "user", "content": request.message}, *responses_turns(request.turns)],
         "max_output_tokens": config.max_output_tokens,
         "store": False,
     }
     if request.instructions:
         body["instructions"] = request.instructions
+    if request.tools:
+        body["tools"] = [_responses_tool(spec) for spec in request.tools]
+    if (request.tools or request.turns) and _reasons(request):
+        body["include"] = [ENCRYPTED_REASONING]
     body.update(_sampling(settings, request, warnings))
     if config.seed is not None:
         warnings.append("seed is not sent: the OpenAI Responses API takes no seed")
@@ -217,15 +254,18 @@ def chat_body(settings: ProviderSettings, request: ModelRequest) -> tuple[dict[s
     instructions = request.instructions
     if request.output_format == "json" and request.output_schema is not None and schema_in_words:
         instructions = _instructions_with_schema(request)
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     if instructions:
         messages.append({"role": "system", "content": instructions})
     messages.append({"role": "user", "content": request.message})
+    messages.extend(chat_turns(request.turns))
     body: dict[str, Any] = {
         "model": request.model,
         "messages": messages,
         "max_completion_tokens": config.max_output_tokens,
     }
+    if request.tools:
+        body["tools"] = [_chat_tool(spec) for spec in request.tools]
     body.update(_sampling(settings, request, warnings))
     if config.seed is not None:
         body["seed"] = config.seed
@@ -279,18 +319,150 @@ def _unknown_options(options: Mapping[str, Any], known: set[str], warnings: list
             warnings.append(f"provider option {name} is not sent: this adapter does not read it")
 
 
+# --- tools and the conversation ---------------------------------------------------------------------------
+
+
+def _reasons(request: ModelRequest) -> bool:
+    """Whether the model is taken for a reasoning model, which alone takes encrypted reasoning."""
+    named = bool(_REASONING_MODEL.match(request.model)) and not _CHAT_MODEL.search(request.model)
+    return named or request.settings.reasoning is not None
+
+
+def _described(spec: ToolSpec, tool: dict[str, Any]) -> dict[str, Any]:
+    if spec.description:
+        tool["description"] = spec.description
+    tool["parameters"] = dict(spec.input_schema)
+    return tool
+
+
+def _chat_tool(spec: ToolSpec) -> dict[str, Any]:
+    return {"type": "function", "function": _described(spec, {"name": spec.name})}
+
+
+def _responses_tool(spec: ToolSpec) -> dict[str, Any]:
+    return {"type": "function", **_described(spec, {"name": spec.name}), "strict": False}
+
+
+def _result_text(result: ToolResult) -> str:
+    return f"{ERROR_RESULT_PREFIX}{result.content}" if result.is_error else result.content
+
+
+def _arguments_text(call: ToolCall) -> str:
+    if call.arguments is not None:
+        return json.dumps(call.arguments, ensure_ascii=False)
+    return call.arguments_text or ""
+
+
+def chat_turns(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """The messages after the first user message: each assistant message as it came, each result as a
+    ``tool`` message."""
+    messages: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn.role == "assistant":
+            messages.append(_chat_assistant(turn))
+            continue
+        messages.extend(
+            {"role": "tool", "tool_call_id": result.call_id, "content": _result_text(result)}
+            for result in turn.results
+        )
+    return messages
+
+
+def _chat_assistant(turn: Turn) -> dict[str, Any]:
+    if isinstance(turn.provider_state, Mapping):
+        return dict(turn.provider_state)
+    message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+    if turn.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": _arguments_text(call)},
+            }
+            for call in turn.tool_calls
+        ]
+    return message
+
+
+def responses_turns(turns: Sequence[Turn]) -> list[Any]:
+    """The input items after the first user message: each response's output items, then a
+    ``function_call_output`` for each result."""
+    items: list[Any] = []
+    for turn in turns:
+        if turn.role == "assistant":
+            items.extend(_responses_output(turn))
+            continue
+        items.extend(
+            {"type": "function_call_output", "call_id": result.call_id, "output": _result_text(result)}
+            for result in turn.results
+        )
+    return items
+
+
+def _responses_output(turn: Turn) -> list[Any]:
+    if not isinstance(turn.provider_state, list):
+        built: list[Any] = []
+        if turn.text:
+            built.append({"role": "assistant", "content": turn.text})
+        built.extend(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": _arguments_text(call),
+            }
+            for call in turn.tool_calls
+        )
+        return built
+    output: list[Any] = list(turn.provider_state)
+    unfound = any(
+        isinstance(item, Mapping) and item.get("type") == "reasoning" and not item.get("encrypted_content")
+        for item in output
+    )
+    if not unfound:
+        return output
+    # With store false the API cannot look a reasoning item up by its id, and it wants an item that names
+    # an id beside the reasoning item that came with it: both are left out.
+    return [
+        {key: value for key, value in item.items() if key != "id"} if isinstance(item, Mapping) else item
+        for item in output
+        if not (isinstance(item, Mapping) and item.get("type") == "reasoning")
+    ]
+
+
+def _tool_call(call_id: Any, name: Any, arguments: Any) -> ToolCall:
+    """A call whose ``arguments`` is a JSON string (an object from some gateways): an object is the
+    arguments, an empty string none, anything else is kept as text."""
+    ident = call_id if isinstance(call_id, str) else ""
+    called = name if isinstance(name, str) else ""
+    if isinstance(arguments, Mapping):
+        return ToolCall(ident, called, dict(arguments))
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    if not text.strip():
+        return ToolCall(ident, called, {})
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return ToolCall(ident, called, parsed)
+    return ToolCall(ident, called, None, arguments_text=text)
+
+
 # --- the answers ------------------------------------------------------------------------------------------
 
 
 def read_responses(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
     texts: list[str] = []
     refusal = False
-    tool_call = False
-    for item in answer.get("output") or []:
+    calls: list[ToolCall] = []
+    given = answer.get("output")
+    output: list[Any] = given if isinstance(given, list) else []
+    for item in output:
         if not isinstance(item, Mapping):
             continue
         if item.get("type") == "function_call":
-            tool_call = True
+            calls.append(_tool_call(item.get("call_id"), item.get("name"), item.get("arguments")))
         if item.get("type") != "message":
             continue
         for part in item.get("content") or []:
@@ -308,7 +480,7 @@ def read_responses(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswe
     if refusal:
         finish = "content_filter"
     elif status == "completed":
-        finish = "tool_calls" if tool_call else "stop"
+        finish = "tool_calls" if calls else "stop"
     elif status == "incomplete":
         finish = INCOMPLETE_REASONS.get(str(reason), "other")
     elif status == "failed":
@@ -324,6 +496,8 @@ def read_responses(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswe
         model_answered=_text(answer.get("model")),
         warnings=capped_warnings(warnings),
         refused=refusal,
+        tool_calls=tuple(calls) if finish == "tool_calls" else (),
+        provider_state=list(output) if finish == "tool_calls" and calls else None,
     )
 
 
@@ -336,7 +510,24 @@ def read_chat(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
     refusal = isinstance(message.get("refusal"), str) and bool(message["refusal"])
     raw = _text(choice.get("finish_reason"))
     finish: FinishReason = "content_filter" if refusal else CHAT_FINISH_REASONS.get(raw or "", "other")
+    given_calls = message.get("tool_calls")
+    sent_calls: list[Any] = given_calls if isinstance(given_calls, list) else []
+    calls = [
+        _tool_call(call.get("id"), function.get("name"), function.get("arguments"))
+        for call in sent_calls
+        if isinstance(call, Mapping)
+        and call.get("type", "function") == "function"
+        and isinstance(function := call.get("function"), Mapping)
+    ]
+    if calls and finish in ("stop", "other"):
+        finish = "tool_calls"
+    if finish != "tool_calls":
+        calls = []
     content = message.get("content")
+    state: dict[str, Any] | None = None
+    if calls:
+        state = {"role": "assistant", "content": content, "tool_calls": sent_calls}
+        state.update({name: message[name] for name in CHAT_REASONING_FIELDS if message.get(name)})
     return ModelAnswer(
         text=content if isinstance(content, str) else "",
         finish_reason=finish,
@@ -346,6 +537,8 @@ def read_chat(answer: Mapping[str, Any], warnings: list[str]) -> ModelAnswer:
         model_answered=_text(answer.get("model")),
         warnings=capped_warnings(warnings),
         refused=refusal,
+        tool_calls=tuple(calls),
+        provider_state=state,
     )
 
 
