@@ -48,9 +48,9 @@ def shared_http_client() -> httpx.Client:
     TLS connections to the provider across a warm function's runs. Timeouts are set per request."""
     with _shared_lock:
         if not _shared:
-            import httpx
-
             import atexit
+
+            import httpx
 
             client = httpx.Client(limits=httpx.Limits(max_connections=32, max_keepalive_connections=8))
             atexit.register(client.close)
