@@ -7,7 +7,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import create_definition, import_time, reasoning, replies, runs
+from benchmarks import create_definition, import_time, reasoning, replies, runs, tool_runs
 
 
 def main() -> None:
@@ -66,6 +66,8 @@ def main() -> None:
     replies.report()
     print()
     reasoning.report()
+    print()
+    tool_runs.report()
 
 
 if __name__ == "__main__":
