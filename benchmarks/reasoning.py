@@ -374,13 +374,13 @@ def report(with_profile: bool = False) -> None:
         for name, (p50, p99) in figures.items():
             print(f"    {name:<30} p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
     print("  goal: our code at most 5 ms p50")
-    print("The same as the run code is wired: call_model is given no client, so each call makes an")
-    print("httpx.Client (100 rounds)")
+    print("As the run code is wired: call_model is given no client, so every call shares the process's")
+    print("one httpx.Client (100 rounds)")
     for label, figures in cpu_per_run(100, inject=False).items():
         p50, p99 = figures["our code (whole less httpx)"]
         print(f"  {label:<28} our code p50 {p50:6.2f} ms   p99 {p99:6.2f} ms")
     p50, p99 = new_http_client_ms()
-    print(f"  of which a new httpx.Client() made and closed: p50 {p50:.2f} ms   p99 {p99:.2f} ms")
+    print(f"  a new httpx.Client() per call would add: p50 {p50:.2f} ms   p99 {p99:.2f} ms")
     for label, ms in first_run_ms().items():
         print(f"  first run of {label} in a warm process (document check, moto live): {ms:.0f} ms")
     if with_profile:

@@ -338,3 +338,69 @@ def test_a_large_result_is_cut_to_the_room_of_its_step(
     assert "left out" in shown
     assert event["data"]["shown_bytes"] < 30_000
     assert len(shown) < 30_000
+
+
+def test_once_the_budget_would_not_cover_another_step_the_last_is_made_without_tools(
+    service: RunService, run: Callable[..., Run], fake: FakeProviders, tools: Any
+) -> None:
+    models = service.runtime.operator.models.model_copy(update={"reasoning_max_input_tokens": 25})
+    service.runtime.operator = service.runtime.operator.model_copy(update={"models": models})
+    fake.script(
+        MESSAGES,
+        tool_use(("chat__thread_replies", {"channel": "C1", "ts": "1.0"})),  # 10 input tokens of 25
+        Scripted(body=anthropic_text("Answered from what I have.")),
+    )
+
+    done = run("[chat/thread_replies]")
+
+    assert done.output == "Answered from what I have."
+    last = fake.requests_to("/v1/messages")[-1].body
+    assert "tools" not in last
+    assert "TOOL-RESULTS-" in json.dumps(last["messages"])
+
+
+def test_a_run_that_called_a_writing_tool_and_lost_its_work_ends_effect_unknown(
+    service: RunService, run: Callable[..., Run], fake: FakeProviders, scheduler: Any, tools: Any
+) -> None:
+    from datetime import timedelta
+
+    from parley.executions.entry import build_timer_handler
+
+    service.runtime.scheduler = scheduler
+    scheduler.handler = build_timer_handler(service.runtime)
+    started_at = service.runtime.clock.now()
+    # The reason function is cut off after its call was recorded and sent: the model never answers again.
+    fake.script(
+        MESSAGES,
+        tool_use(("chat__post_message", {"channel": "C1", "text": "hi"})),
+        Scripted(status=200, body=anthropic_text("late"), delay=0),
+    )
+    from parley.reasoning.tools import loop
+
+    original = loop.ToolLoop._model
+    steps: list[int] = []
+
+    def cut_off(self: Any, request: Any) -> Any:
+        steps.append(1)
+        if len(steps) == 2:
+            raise SystemExit("the function's time ran out")
+        return original(self, request)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loop.ToolLoop, "_model", cut_off)
+        with pytest.raises(SystemExit):
+            run("[chat/post_message]", run_id=(run_id := str(uuid.uuid4())))
+
+    assert [name for name, _ in tools.calls] == ["post_message"]
+    assert service.get_run(PLAYBOOK, run_id).status == "started"
+    (fired,) = scheduler.fire_due(started_at + timedelta(minutes=11))
+    assert fired["outcome"] == "rejected"
+    ended = service.get_run(PLAYBOOK, run_id)
+    assert ended.rejection is not None
+    assert (ended.rejection.reason, ended.rejection.kind, ended.rejection.because) == (
+        "conflict",
+        "effect_unknown",
+        "run_bound",
+    )
+    again = rejection(lambda: run("[chat/post_message]", run_id=run_id))
+    assert (again.kind, again.because) == ("tools_called", None)
