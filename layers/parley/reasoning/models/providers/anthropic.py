@@ -76,6 +76,7 @@ from parley.reasoning.models.providers.transport import (
     as_int,
     error_body,
     known_sum,
+    post_json,
     resolved_credentials,
     send_json,
 )
@@ -400,30 +401,23 @@ def call(settings: ProviderSettings, request: ModelRequest, context: CallContext
         body["anthropic_version"] = VERTEX_VERSION
         token = access_token(settings, context)
         credentials = Credentials({"Authorization": f"Bearer {token}"}, Secrets((token,)))
-        headers = credentials.headers
+        headers = {}
     else:
         base = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
         url = f"{base}/v1/messages"
         body = {"model": request.model, **body}
         credentials = _credentials(settings, context)
-        headers = {**credentials.headers, "anthropic-version": API_VERSION}
-    with context.http_client() as http:
-        answer = with_retries(
-            lambda remaining: send_json(
-                http,
-                "POST",
-                url,
-                provider=settings.provider,
-                remaining=remaining,
-                headers=headers,
-                body=body,
-                read_error=read_error,
-                secrets=credentials.secrets,
-            ),
-            provider=settings.provider,
-            deadline=deadline,
-            sleep=context.sleep,
-        )
+        headers = {"anthropic-version": API_VERSION}
+    answer = post_json(
+        context,
+        deadline,
+        url,
+        provider=settings.provider,
+        credentials=credentials,
+        body=body,
+        read_error=read_error,
+        headers=headers,
+    )
     return read_answer(answer, warnings)
 
 

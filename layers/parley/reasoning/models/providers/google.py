@@ -70,6 +70,7 @@ from parley.reasoning.models.providers.transport import (
     Secrets,
     as_int,
     error_body,
+    post_json,
     resolved_credentials,
     send_json,
 )
@@ -405,23 +406,15 @@ def call(settings: ProviderSettings, request: ModelRequest, context: CallContext
     body, warnings = content_body(request)
     url, sent_with = _where(settings, request.model, context)
     deadline = Deadline.after(request.timeout_seconds, context.clock)
-    with context.http_client() as http:
-        answer = with_retries(
-            lambda remaining: send_json(
-                http,
-                "POST",
-                url,
-                provider=settings.provider,
-                remaining=remaining,
-                headers=sent_with.headers,
-                body=body,
-                read_error=read_error,
-                secrets=sent_with.secrets,
-            ),
-            provider=settings.provider,
-            deadline=deadline,
-            sleep=context.sleep,
-        )
+    answer = post_json(
+        context,
+        deadline,
+        url,
+        provider=settings.provider,
+        credentials=sent_with,
+        body=body,
+        read_error=read_error,
+    )
     step = 1 + sum(turn.role == "assistant" for turn in request.turns)
     return read_answer(answer, warnings, step=step)
 

@@ -83,6 +83,7 @@ from parley.reasoning.models.providers.transport import (
     RefusedByPolicy,
     as_int,
     error_body,
+    post_json,
     refused_answer,
     resolved_credentials,
     send_json,
@@ -605,24 +606,16 @@ def call(settings: ProviderSettings, request: ModelRequest, context: CallContext
     sent_with = credentials(settings, context)
     deadline = Deadline.after(request.timeout_seconds, context.clock)
     try:
-        with context.http_client() as http:
-            answer = with_retries(
-                lambda remaining: send_json(
-                    http,
-                    "POST",
-                    url,
-                    provider=settings.provider,
-                    remaining=remaining,
-                    headers=sent_with.headers,
-                    body=body,
-                    params=params,
-                    read_error=read_error,
-                    secrets=sent_with.secrets,
-                ),
-                provider=settings.provider,
-                deadline=deadline,
-                sleep=context.sleep,
-            )
+        answer = post_json(
+            context,
+            deadline,
+            url,
+            provider=settings.provider,
+            credentials=sent_with,
+            body=body,
+            read_error=read_error,
+            params=params,
+        )
     except RefusedByPolicy as refusal:
         return refused_answer(refusal, warnings)
     return read_chat(answer, warnings) if chat else read_responses(answer, warnings)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import ssl
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     import httpx
+
+    from parley.reasoning.models.providers.retrying import Deadline
 
 #: The provider's own words, when quoted, are cut to this many characters.
 QUOTED_CHARACTERS: Final = 300
@@ -310,3 +312,40 @@ def as_int(value: Any) -> int | None:
 def known_sum(values: Iterable[int | None]) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
+
+
+def post_json(
+    context: CallContext,
+    deadline: Deadline,
+    url: str,
+    *,
+    provider: str,
+    credentials: Credentials,
+    body: Mapping[str, Any],
+    read_error: Callable[[httpx.Response], ProviderError],
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A model call's POST of JSON, retried within ``deadline`` (``parley.reasoning.models.providers.
+    retrying``) on the context's HTTP client; the JSON object answered, or :class:`ModelCallFailed`."""
+    from parley.reasoning.models.providers.retrying import with_retries
+
+    sent = {**credentials.headers, **(headers or {})}
+    with context.http_client() as http:
+        return with_retries(
+            lambda remaining: send_json(
+                http,
+                "POST",
+                url,
+                provider=provider,
+                remaining=remaining,
+                headers=sent,
+                body=body,
+                params=params,
+                read_error=read_error,
+                secrets=credentials.secrets,
+            ),
+            provider=provider,
+            deadline=deadline,
+            sleep=context.sleep,
+        )
