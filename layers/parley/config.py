@@ -79,8 +79,21 @@ def _server_name(value: str) -> str:
     return value
 
 
+def _tool_name(value: str) -> str:
+    from parley.documents.asking import TOOL_NAME  # imported when used: it brings the template engine
+
+    if "/" in value:
+        raise ValueError(
+            f"{value!r}: write the tool's name alone, without a server: it is a tool of this server"
+        )
+    if not TOOL_NAME.fullmatch(value):
+        raise ValueError("a tool name is 1 to 128 of A-Z, a-z, 0-9, '_', '.' and '-'")
+    return value
+
+
 Identifier = Annotated[str, AfterValidator(_identifier)]
 ServerName = Annotated[str, AfterValidator(_server_name)]
+ToolName = Annotated[str, AfterValidator(_tool_name)]
 Role = Literal["read", "write"]
 
 
@@ -142,8 +155,55 @@ class Principal(_Model):
         return None
 
 
+class ToolApproval(_Model):
+    """One entry of a tool server's ``approve`` (``agent-runs.md``, "Turning it on: ``ask``"): a tool of
+    this server that waits for a person's approval before each call, whatever the function says.
+
+    Exactly one of ``confirmation`` (a Liquid template over ``arguments``, the call's validated arguments,
+    checked as a function's confirmation is) and ``preview`` (another tool of this server, called with the
+    same arguments, whose text is the confirmation).
+    """
+
+    tool: ToolName
+    confirmation: str | None = None
+    preview: ToolName | None = None
+
+    @field_validator("confirmation")
+    @classmethod
+    def _a_template_over_arguments(cls, confirmation: str | None) -> str | None:
+        from parley.documents.asking import CONFIRMATION_PLACE  # imported when used, as in _tool_name
+        from parley.templates.checks import check_template
+
+        if confirmation is None:
+            return None
+        if not confirmation.strip():
+            raise ValueError("a confirmation is the text the person approves; it cannot be empty")
+        found = check_template(confirmation, place=CONFIRMATION_PLACE, input_schema=None, first_line=1)
+        if found:
+            raise ValueError("; ".join(f"line {line} of the template: {message}" for line, message in found))
+        return confirmation
+
+    @model_validator(mode="after")
+    def _confirmation_or_preview(self) -> ToolApproval:
+        if (self.confirmation is None) == (self.preview is None):
+            raise ValueError(
+                f"approval of {self.tool!r}: write exactly one of confirmation (a template over arguments) "
+                "and preview (a tool of this server)"
+            )
+        if self.preview == self.tool:
+            raise ValueError(
+                f"approval of {self.tool!r}: preview names the tool itself; name another, read-only tool "
+                "of this server"
+            )
+        return self
+
+
 class ToolServer(_Model):
-    """A streamable-HTTP MCP server the runtime may call for the orgs (and playbooks) it serves."""
+    """A streamable-HTTP MCP server the runtime may call for the orgs (and playbooks) it serves.
+
+    ``approve`` lists the tools of this server that wait for a person's approval before each call; a
+    function cannot waive them.
+    """
 
     name: ServerName
     url: str
@@ -152,6 +212,13 @@ class ToolServer(_Model):
     allowed: tuple[Annotated[str, StringConstraints(min_length=1)], ...] | None = None
     record_content: bool = True
     headers: dict[str, SecretStr] = Field(default_factory=dict)
+    approve: tuple[ToolApproval, ...] = ()
+
+    @field_validator("approve")
+    @classmethod
+    def _one_approval_per_tool(cls, approve: tuple[ToolApproval, ...]) -> tuple[ToolApproval, ...]:
+        _refuse_duplicates((entry.tool for entry in approve), "approval of tool")
+        return approve
 
     @field_validator("headers")
     @classmethod

@@ -15,8 +15,9 @@ from datetime import timedelta
 from enum import Enum
 from typing import Any, Final
 
+from parley.documents.asking import template_problems
 from parley.documents.definition import CheckedDocument
-from parley.documents.durations import parse_duration
+from parley.documents.durations import expires_problem, parse_duration
 from parley.documents.front_matter import LineIndex, load_front_matter, split_document
 from parley.documents.json_schema import check_schema, json_size
 from parley.documents.pointers import pointer_problem
@@ -31,7 +32,6 @@ MAX_DESCRIPTION: Final = 1_000
 MAX_CALL_ARGUMENTS: Final = 16 * 1024
 SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,31}")
 TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-EXPIRES_BOUNDS: Final = (timedelta(minutes=1), timedelta(days=30))
 WAIT_BOUNDS: Final = (timedelta(seconds=5), timedelta(hours=1))
 
 # "Templates and pointers": the names each place reads.
@@ -156,14 +156,16 @@ class _Checker:
         source = self.text(pointer, value)
         if source is None:
             return
-        for line, message in check_template(
-            source,
-            place=place,
-            input_schema=self.input_schema,
-            first_line=self.lines.value_line_of(pointer),
-            whole_value=whole_value,
-        ):
-            self.problems.add(line, pointer, message)
+        self.problems.extend(
+            template_problems(
+                source,
+                pointer,
+                place,
+                input_schema=self.input_schema,
+                lines=self.lines,
+                whole_value=whole_value,
+            )
+        )
 
     def arguments(self, pointer: str, value: Any, place: PlaceNames) -> None:
         """Typed arguments (``with``): every string inside is a template of ``place``."""
@@ -212,9 +214,9 @@ class _Checker:
             if field in fm:
                 self.template(f"/{field}", fm[field], place)
         if "expires" in fm:
-            self.duration(
-                "/expires", fm["expires"], EXPIRES_BOUNDS, "one minute to thirty days (PT1M to P30D)"
-            )
+            expiry = expires_problem(fm["expires"])
+            if expiry is not None:
+                self.problem("/expires", expiry)
         if body.strip():
             for line, message in check_template(
                 body, place=MESSAGE_PLACE, input_schema=self.input_schema, first_line=body_first_line

@@ -3,13 +3,21 @@
 Saving a reasoning function runs every check of the page on its document and lists every problem found,
 each with its line and pointer, as for interaction documents: the fields of "Fields" with their types and
 ranges, any other key at any level, the YAML rules of the front matter, the schema rules shared with
-interaction functions ("Answers that are JSON"), ``provider_options`` ("Provider options"), ``tools``
-and the template with its system block ("The template"). A setting is checked only against its type and
+interaction functions ("Answers that are JSON"), ``provider_options`` ("Provider options"), ``tools``,
+the template with its system block ("The template"), and an agent run's ``ask`` and ``approve``
+(``agent-runs.md``, "Turning it on: ``ask``"). A setting is checked only against its type and
 range: whether the provider accepts it, or offers the model, is found out when a run calls it.
 
 ``output.format`` left out is ``text``, except beside ``output.shape``: "the answer is JSON of that shape",
 so a shape alone makes the format ``json``. ``output.schema`` with the format left out is refused, since
 the format is then ``text``, which takes no schema; the problem says to write ``format: json``.
+
+``ask.to`` is checked as an interaction function's ``to`` (the names ``input``, ``today`` and ``now``, and
+``input.<field>`` against the input schema), ``ask.expires`` as its ``expires`` (``PT1M`` to ``P30D``), with
+the checks of ``parley.documents``. An ``approve`` entry names one ``server/tool`` the function's ``tools``
+give (by name, or through ``server/*``) and either a ``confirmation``, a template over ``arguments`` checked
+as every template is (any ``arguments.<name>``, since the tool's schema is known only when a run lists it),
+or a ``preview``, another tool of the same server whose text is the confirmation.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Final, Literal, cast
 
 from liquid.builtin.content import ContentNode
 from liquid.builtin.tags.comment_tag import CommentNode
 
+from parley.documents.asking import CONFIRMATION_PLACE, TOOL_NAME, template_problems
+from parley.documents.durations import expires_problem, parse_duration
 from parley.documents.front_matter import LineIndex, load_front_matter, split_document
 from parley.documents.json_schema import check_schema, validate_instance
 from parley.documents.pointers import join_pointer
@@ -46,21 +57,37 @@ OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = ("text", "json")
 MODEL_PROVIDER: Final = re.compile(r"[a-z0-9-]+")
 #: A tool server's name, as the operator's ``tool_servers`` and the interaction format write it.
 SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,31}")
-#: A tool's name, as MCP allows it.
-TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 EVERY_TOOL: Final = "*"
 TEMPLATE_PLACE: Final = place_names("template")
+TO_PLACE: Final = place_names("to")
 
-TOP_LEVEL_FIELDS: Final = ("description", "model", "config", "input", "output", "provider_options", "tools")
+TOP_LEVEL_FIELDS: Final = (
+    "description",
+    "model",
+    "config",
+    "input",
+    "output",
+    "provider_options",
+    "tools",
+    "ask",
+    "approve",
+)
 CONFIG_FIELDS: Final = ("max_output_tokens", "temperature", "top_p", "seed", "stop_sequences", "reasoning")
 INPUT_FIELDS: Final = ("schema", "default")
 OUTPUT_FIELDS: Final = ("format", "schema", "shape")
+ASK_FIELDS: Final = ("to", "expires", "progress")
+APPROVE_FIELDS: Final = ("tool", "confirmation", "preview")
 
 _MODEL_EXAMPLE: Final = "such as anthropic/claude-sonnet-4-5"
 _TOOL_FORM: Final = (
     "write server/tool or server/*, the server's name 1 to 32 lowercase letters, digits and hyphens "
     "starting with a letter"
 )
+_ONE_TOOL_FORM: Final = (
+    "write server/tool, the server's name 1 to 32 lowercase letters, digits and hyphens starting with a "
+    "letter"
+)
+_TO_EXAMPLE: Final = "a template over input, today and now, such as '{{ input.owner }}'"
 
 
 @dataclass(frozen=True)
@@ -102,6 +129,30 @@ class ToolReference:
 
 
 @dataclass(frozen=True)
+class AskBlock:
+    """``ask``: whom the run may ask (``to``, the template's text), how long each question or approval
+    waits, and whether the model is offered ``report_progress``."""
+
+    to: str
+    expires: timedelta
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class ApproveEntry:
+    """One entry of ``approve``: a tool that waits for approval before each call, with exactly one of
+    ``confirmation`` (a template over ``arguments``) and ``preview`` (a tool's name on the same server)."""
+
+    server: str
+    tool: str
+    confirmation: str | None = None
+    preview: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.server}/{self.tool}"
+
+
+@dataclass(frozen=True)
 class ReasoningDocument:
     """A reasoning function's document that passed every save-time check.
 
@@ -124,6 +175,8 @@ class ReasoningDocument:
     template_first_line: int
     front_matter: Mapping[str, Any]
     warnings: tuple[str, ...] = field(default=())
+    ask: AskBlock | None = None
+    approve: tuple[ApproveEntry, ...] = ()
 
     @property
     def answer_schema(self) -> Any:
@@ -201,6 +254,10 @@ class _Checker:
                 self.problem(pointer, message)
         if "tools" in fm:
             self.tools(fm["tools"])
+        if "ask" in fm:
+            self.ask(fm["ask"])
+        if "approve" in fm:
+            self.approve(fm["approve"])
         self.template(body, body_first_line)
 
     def model(self, value: Any) -> None:
@@ -319,6 +376,136 @@ class _Checker:
                 self.problem(pointer, f"{_shown(text)} is listed twice")
             seen.add(text)
 
+    def ask(self, value: Any) -> None:
+        block = self.mapping("/ask", value, ASK_FIELDS)
+        if block is None:
+            return
+        if "to" in block:
+            to = self.text("/ask/to", block["to"])
+            if to is not None and not to.strip():
+                self.problem("/ask/to", f"The party is empty: {_TO_EXAMPLE}")
+            elif to is not None:
+                self.problems.extend(
+                    template_problems(
+                        to, "/ask/to", TO_PLACE, input_schema=self.input_schema, lines=self.lines
+                    )
+                )
+        else:
+            self.problem("/ask", f"'to' is required: the party the run may ask, {_TO_EXAMPLE}")
+        if "expires" in block:
+            expiry = expires_problem(block["expires"])
+            if expiry is not None:
+                self.problem("/ask/expires", expiry)
+        else:
+            self.problem(
+                "/ask", "'expires' is required: how long each question or approval waits, such as PT4H or P2D"
+            )
+        if "progress" in block and not isinstance(block["progress"], bool):
+            self.problem("/ask/progress", "Expected true or false")
+
+    def approve(self, value: Any) -> None:
+        if "ask" not in self.front_matter:
+            self.problem(
+                "/approve",
+                "'approve' needs 'ask': the party who approves and how long an approval waits come from it",
+            )
+        if not isinstance(value, list):
+            self.problem(
+                "/approve",
+                "Expected a list of tools that wait for approval, each with tool and confirmation or preview",
+            )
+            return
+        seen: set[str] = set()
+        for index, item in enumerate(value):
+            pointer = f"/approve/{index}"
+            entry = self.mapping(pointer, item, APPROVE_FIELDS)
+            if entry is None:
+                continue
+            tool = self.approved_tool(pointer, entry, seen)
+            has_confirmation, has_preview = "confirmation" in entry, "preview" in entry
+            if has_confirmation and has_preview:
+                self.problem(pointer, "Write one of 'confirmation' and 'preview', not both")
+            elif not has_confirmation and not has_preview:
+                self.problem(
+                    pointer,
+                    "Write 'confirmation', the text the person approves, or 'preview', a tool that writes it",
+                )
+            if has_confirmation:
+                self.confirmation(f"{pointer}/confirmation", entry["confirmation"])
+            if has_preview:
+                self.preview(f"{pointer}/preview", entry["preview"], tool)
+
+    def approved_tool(self, pointer: str, entry: dict[str, Any], seen: set[str]) -> ToolReference | None:
+        """The entry's ``tool``: one ``server/tool`` of ``tools``, listed once in ``approve``."""
+        if "tool" not in entry:
+            self.problem(pointer, "'tool' is required: the server/tool that waits for approval")
+            return None
+        text = self.text(f"{pointer}/tool", entry["tool"])
+        if text is None:
+            return None
+        reference = self.one_tool(f"{pointer}/tool", text)
+        if reference is None:
+            return None
+        if text in seen:
+            self.problem(f"{pointer}/tool", f"{_shown(text)} is listed twice")
+        seen.add(text)
+        if not self.offers(reference):
+            self.problem(
+                f"{pointer}/tool",
+                f"{_shown(text)} is not one of the function's tools: name it in tools, "
+                f"or its server as {reference.server}/*",
+            )
+        return reference
+
+    def one_tool(self, pointer: str, text: str) -> ToolReference | None:
+        """``server/tool`` naming one tool; ``server/*`` and anything else is a problem."""
+        reference = _tool_reference(text)
+        if reference is None:
+            self.problem(pointer, f"{_shown(text)} is not a tool: {_ONE_TOOL_FORM}")
+            return None
+        if reference.every_tool:
+            self.problem(pointer, f"{_shown(text)} names every tool of a server: name one, server/tool")
+            return None
+        return reference
+
+    def offers(self, reference: ToolReference) -> bool:
+        """Whether ``tools`` names the tool, or covers it with ``server/*``."""
+        tools = self.front_matter.get("tools")
+        if not isinstance(tools, list):
+            return False
+        return str(reference) in tools or f"{reference.server}/{EVERY_TOOL}" in tools
+
+    def confirmation(self, pointer: str, value: Any) -> None:
+        text = self.text(pointer, value)
+        if text is None:
+            return
+        if not text.strip():
+            self.problem(pointer, "The confirmation is empty: write the text the person approves")
+            return
+        self.problems.extend(
+            template_problems(text, pointer, CONFIRMATION_PLACE, input_schema=None, lines=self.lines)
+        )
+
+    def preview(self, pointer: str, value: Any, tool: ToolReference | None) -> None:
+        text = self.text(pointer, value)
+        if text is None:
+            return
+        reference = self.one_tool(pointer, text)
+        if reference is None:
+            return
+        if tool is not None and reference.server != tool.server:
+            self.problem(
+                pointer,
+                f"{_shown(text)} is not on the server {tool.server}: a preview is a tool of the same server "
+                "as the tool it previews",
+            )
+        elif tool is not None and reference.tool == tool.tool:
+            self.problem(
+                pointer,
+                f"{_shown(text)} cannot preview itself: the preview is called before the approval, "
+                "so name another, read-only tool",
+            )
+
     def template(self, body: str, first_line: int) -> None:
         if not body.strip():
             self.problems.add(
@@ -414,6 +601,29 @@ def _document(fm: dict[str, Any], checker: _Checker, body: str, body_first_line:
         template_first_line=body_first_line,
         front_matter=fm,
         warnings=checker.warnings(),
+        ask=_ask(fm.get("ask")),
+        approve=tuple(_approve_entry(entry) for entry in fm.get("approve") or ()),
+    )
+
+
+def _ask(block: dict[str, Any] | None) -> AskBlock | None:
+    if block is None:
+        return None
+    return AskBlock(
+        to=str(block["to"]),
+        expires=parse_duration(str(block["expires"])),
+        progress=bool(block.get("progress", False)),
+    )
+
+
+def _approve_entry(entry: dict[str, Any]) -> ApproveEntry:
+    server, _, tool = str(entry["tool"]).partition("/")
+    preview = entry.get("preview")
+    return ApproveEntry(
+        server=server,
+        tool=tool,
+        confirmation=entry.get("confirmation"),
+        preview=str(preview).partition("/")[2] if preview is not None else None,
     )
 
 
@@ -457,6 +667,8 @@ def _shown(text: str) -> str:
 
 __all__ = [
     "MEDIA_TYPE",
+    "ApproveEntry",
+    "AskBlock",
     "ModelReference",
     "ReasoningDocument",
     "Settings",

@@ -4,7 +4,8 @@ overview"; ``output-shapes.md``, "In the overview").
 ``get_definition`` shows it before the document, for a person who reads neither Liquid nor YAML. It is
 written once, from the checked document, when the document is saved, so it says only what the document
 says, in the page's order: the description, what the function needs, what it produces, the model and the
-tools it may call (with a Mermaid diagram when it names any), then what the model is told, the
+tools it may call (with a Mermaid diagram when it names any), whom an agent run may ask and which tools
+wait for a person's approval (``agent-runs.md``, "Turning it on: ``ask``"), then what the model is told, the
 instructions (the system block) and the message, read as ``parley.documents.template_words`` reads every
 template. The sections read as an interaction function's overview does (``parley.interaction.overview``).
 
@@ -20,16 +21,18 @@ from typing import Any, Final
 
 from liquid.exceptions import LiquidError
 
+from parley.documents.durations import duration_in_words
 from parley.documents.schema_words import schema_in_words
-from parley.documents.template_words import MESSAGE_CUT, cut_template_in_words
+from parley.documents.template_words import MESSAGE_CUT, cut_template_in_words, template_in_words
 from parley.documents.words import (
     MAX_LISTED,
     bold,
     code,
     counted,
+    one_line,
     value_in_words,
 )
-from parley.reasoning.document import ReasoningDocument, ToolReference
+from parley.reasoning.document import ApproveEntry, AskBlock, ReasoningDocument, ToolReference
 from parley.reasoning.shapes import shape_sentence
 from parley.templates.environment import SYSTEM_TAG, SystemNode, compile_template
 
@@ -174,6 +177,47 @@ def _model(document: ReasoningDocument) -> list[str]:
         tools,
         _diagram(document),
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Whom it may ask
+
+
+def _template_line(source: str) -> str:
+    """A short template, such as ``ask.to`` or a confirmation, read in words on one line."""
+    return one_line(template_in_words(source))
+
+
+def _approval_words(entry: ApproveEntry) -> str:
+    tool = f"the tool {code(entry.tool)} on the server {code(entry.server)}"
+    if entry.preview is not None:
+        return (
+            f"{tool}, with the text of {code(entry.preview)} as its confirmation "
+            "(that tool is called first, with the same arguments)"
+        )
+    confirmation = _template_line(entry.confirmation or "")
+    return f"{tool}, with the confirmation “{confirmation}”" if confirmation else tool
+
+
+def _asks(ask: AskBlock, approve: tuple[ApproveEntry, ...]) -> list[str]:
+    party = _template_line(ask.to) or "nobody"
+    waits = duration_in_words(ask.expires)
+    paragraphs: list[str | list[str]] = [
+        f"While it works, the run may ask {party} a question. Each question or approval waits {waits} "
+        "for an answer; one nobody answers by then ends unanswered, and the run goes on.",
+        "The model may report its progress while it works."
+        if ask.progress
+        else "The model does not report its progress.",
+    ]
+    if approve:
+        paragraphs += [
+            f"These tools wait for the approval of {party} before each call; a call that is not approved "
+            "is not made:",
+            [f"- {_approval_words(entry)}" for entry in approve],
+        ]
+    else:
+        paragraphs.append("No tool waits for approval.")
+    return _section("Whom it may ask", *paragraphs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -322,8 +366,8 @@ def write_reasoning_overview(document: ReasoningDocument) -> str:
     """The overview of a reasoning function, in Markdown (``reasoning-format.md``, "The overview").
 
     In order: the description (or that there is none yet), **What it needs**, **What it produces**,
-    **Which model it uses** (with a Mermaid diagram when the function names tools) and **What the model
-    is told**. It never raises on a checked document.
+    **Which model it uses** (with a Mermaid diagram when the function names tools), **Whom it may ask**
+    (only with ``ask``) and **What the model is told**. It never raises on a checked document.
     """
     description = document.description
     if isinstance(description, str) and description.strip():
@@ -333,6 +377,8 @@ def write_reasoning_overview(document: ReasoningDocument) -> str:
     lines += _needs(document)
     lines += _produces(document)
     lines += _model(document)
+    if document.ask is not None:
+        lines += _asks(document.ask, document.approve)
     lines += _told(document)
     return "\n".join(lines).rstrip("\n") + "\n"
 

@@ -376,3 +376,105 @@ def test_a_live_configuration_follows_its_models() -> None:
     assert live.models.gateways == ()
     current[0] = configs[1]
     assert live.models.gateway_named("internal") is not None
+
+
+# --- a tool server's approvals (agent-runs.md, "Turning it on: ask") -------------------------------------
+
+TRIPS = """
+tool_servers:
+  - name: trips
+    url: https://trips.example/mcp
+    orgs: [acme]
+    headers: { authorization: Bearer trips-secret }
+    approve:
+"""
+
+
+def test_a_tool_servers_approvals_load() -> None:
+    entries = """\
+      - tool: remove_day
+        confirmation: 'Delete day {{ arguments.day_number }} and move its places to the unplanned pool?'
+      - tool: clear_day
+        preview: preview_clear_day
+"""
+    (server,) = parse_operator_config(TRIPS + entries, "operator.yaml", environ={}).tool_servers
+    assert [(entry.tool, entry.confirmation, entry.preview) for entry in server.approve] == [
+        (
+            "remove_day",
+            "Delete day {{ arguments.day_number }} and move its places to the unplanned pool?",
+            None,
+        ),
+        ("clear_day", None, "preview_clear_day"),
+    ]
+    assert server.headers["authorization"].get_secret_value() == "Bearer trips-secret"
+    assert "trips-secret" not in repr(server) and "trips-secret" not in server.model_dump_json()
+
+
+def test_a_tool_server_approves_nothing_by_default() -> None:
+    text = TRIPS.replace("    approve:\n", "")
+    (server,) = parse_operator_config(text, "operator.yaml", environ={}).tool_servers
+    assert server.approve == ()
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (
+            "      - { tool: remove_day }\n",
+            "approve[0]: approval of 'remove_day': write exactly one of "
+            "confirmation (a template over arguments) and preview (a tool of this server)",
+        ),
+        (
+            "      - { tool: clear_day, confirmation: 'Clear?', preview: preview_clear_day }\n",
+            "approve[0]: approval of 'clear_day': write exactly one of "
+            "confirmation (a template over arguments) and preview (a tool of this server)",
+        ),
+        (
+            "      - { confirmation: 'Clear?' }\n",
+            "approve[0].tool: Field required",
+        ),
+        (
+            "      - { tool: trips/remove_day, confirmation: 'Remove?' }\n",
+            "approve[0].tool: 'trips/remove_day': write the tool's name alone, "
+            "without a server: it is a tool of this server",
+        ),
+        (
+            "      - { tool: 'remove day', confirmation: 'Remove?' }\n",
+            "approve[0].tool: a tool name is 1 to 128 of A-Z, a-z, 0-9, '_', '.' and '-'",
+        ),
+        (
+            "      - { tool: clear_day, preview: maps/preview_clear_day }\n",
+            "approve[0].preview: 'maps/preview_clear_day': write the tool's name "
+            "alone, without a server: it is a tool of this server",
+        ),
+        (
+            "      - { tool: clear_day, preview: clear_day }\n",
+            "approve[0]: approval of 'clear_day': preview names the tool itself; "
+            "name another, read-only tool of this server",
+        ),
+        (
+            "      - { tool: remove_day, confirmation: '  ' }\n",
+            "approve[0].confirmation: a confirmation is the text the person approves; it cannot be empty",
+        ),
+        (
+            "      - { tool: remove_day, confirmation: 'Remove {{ input.day }}?' }\n",
+            "approve[0].confirmation: line 1 of the template: the confirmation "
+            "reads 'input', which is not one of arguments",
+        ),
+        (
+            "      - { tool: remove_day, confirmation: '{{ arguments.when | date: \"%Y\" }}' }\n",
+            "approve[0].confirmation: line 1 of the template: the filter 'date' is not available",
+        ),
+        (
+            "      - { tool: remove_day, confirmation: 'Remove?', when: always }\n",
+            "approve[0]: unknown key 'when' (allowed: tool, confirmation, preview)",
+        ),
+        (
+            "      - { tool: remove_day, confirmation: 'Remove?' }\n"
+            "      - { tool: remove_day, preview: show }\n",
+            "approve: duplicate approval of tool 'remove_day'",
+        ),
+    ],
+)
+def test_a_tool_servers_approval_that_breaks_a_rule(entries: str, expected: str) -> None:
+    assert refusal(TRIPS + entries) == "operator.yaml: tool_servers[0]." + expected
