@@ -171,7 +171,7 @@ class Reasoning:
         try:
             document, prompt, offer = self._prepared(playbook, run)
             request = self._request(document, prompt, offer)
-            if document.tools:
+            if document.tools or document.ask is not None:
                 from parley.reasoning.tools.loop import RunWorkEnded
 
                 try:
@@ -205,7 +205,13 @@ class Reasoning:
 
         runtime = self.runs.runtime
         offered, warnings = tools_for_run(
-            runtime, self.header_secrets, playbook, document.tools, offer.provider.kind
+            runtime,
+            self.header_secrets,
+            playbook,
+            document.tools,
+            offer.provider.kind,
+            approvals=tuple(str(entry) for entry in document.approve),
+            asks=document.ask is not None,
         )
         models = runtime.operator.models
         window = next((entry.context_window for entry in models.catalog if entry.id == offer.resolved), None)
@@ -220,6 +226,9 @@ class Reasoning:
             deadline=time.monotonic() + run_bound_seconds(document.settings.max_output_tokens),
             max_input_tokens=models.reasoning_max_input_tokens or DEFAULT_MAX_INPUT_TOKENS,
             context_window=window,
+            progress=document.ask is not None and document.ask.progress,
+            activity=document.ask is not None,
+            model_label=offer.resolved,
         )
         steps = loop.steps(request)
         return replace(steps.answer, usage=steps.usage), steps.duration_ms, warnings

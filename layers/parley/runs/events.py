@@ -41,6 +41,7 @@ DELIVERY_SUCCEEDED: Final = "delivery_succeeded"
 DELIVERY_FAILED: Final = "delivery_failed"
 DELIVERY_REFUSED: Final = "delivery_refused"
 REPLY_REFUSED: Final = "reply_refused"
+ACTIVITY_UPDATED: Final = "activity_updated"
 
 #: Each type's step within a run: the second part of the id (see the module's docstring), so that
 #: events of one moment (the manual clock stands still) list in the order they happen.

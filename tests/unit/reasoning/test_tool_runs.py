@@ -76,6 +76,10 @@ principals:
 tool_servers:
   - {{ name: chat, url: "{tools.url}", orgs: [acme] }}
   - {{ name: narrow, url: "{tools.url}", orgs: [acme], allowed: [thread_replies] }}
+  - name: guarded
+    url: "{tools.url}"
+    orgs: [acme]
+    approve: [{{ tool: post_message, confirmation: "Post {{{{ arguments.text }}}}?" }}]
 models:
   allowed: [anthropic/*]
 """
@@ -404,3 +408,67 @@ def test_a_run_that_called_a_writing_tool_and_lost_its_work_ends_effect_unknown(
     )
     again = rejection(lambda: run("[chat/post_message]", run_id=run_id))
     assert (again.kind, again.because) == ("tools_called", None)
+
+
+ASK = "ask: { to: '{{ input.question }}', expires: P2D, progress: true }\n"
+
+
+def test_a_tool_the_operator_requires_approval_for_needs_ask(
+    run: Callable[..., Run], fake: FakeProviders
+) -> None:
+    problem = rejection(lambda: run("[guarded/post_message]"))
+
+    assert (problem.reason, problem.kind) == ("conflict", "unworkable")
+    assert "guarded/post_message" in problem.detail
+    assert fake.requests_to("/v1/messages") == []
+
+
+def test_a_call_that_waits_for_approval_is_never_sent_unapproved(
+    run: Callable[..., Run], fake: FakeProviders, tools: Any
+) -> None:
+    fake.script(
+        MESSAGES,
+        tool_use(("chat__post_message", {"channel": "C1", "text": "hi"})),
+        Scripted(body=anthropic_text("Not posted.")),
+    )
+    extra = ASK + "approve: [{ tool: chat/post_message, confirmation: 'Post {{ arguments.text }}?' }]\n"
+
+    assert run("[chat/post_message]", extra).output == "Not posted."
+
+    assert tools.calls == []
+    told = fake.requests_to("/v1/messages")[1].body["messages"][-1]["content"][0]
+    assert told["is_error"] is True
+    assert "approval" in json.dumps(told)
+
+
+def test_report_progress_records_one_activity_and_a_bad_message_is_a_tool_error(
+    run: Callable[..., Run], service: RunService, fake: FakeProviders
+) -> None:
+    fake.script(
+        MESSAGES,
+        tool_use(("report_progress", {"message": "Reading the thread."})),
+        tool_use(("report_progress", {"message": ""}), ("report_progress", {"message": "Almost done."})),
+        Scripted(body=anthropic_text("Done.")),
+    )
+
+    done = run("[chat/thread_replies]", ASK)
+
+    offered = [tool["name"] for tool in fake.requests_to("/v1/messages")[0].body["tools"]]
+    assert offered == ["chat__thread_replies", "report_progress"]
+    activities = [e["data"] for e in history(service, done.run_id) if e["type"] == "activity_updated"]
+    assert [a["message"] for a in activities] == ["Reading the thread.", "Almost done."]
+    assert {a["activity_id"] for a in activities} == {f"activity-{done.run_id}"}
+    refused = fake.requests_to("/v1/messages")[2].body["messages"][-1]["content"][0]
+    assert refused["is_error"] is True
+
+
+def test_parley_reports_a_silent_model_call_from_facts(
+    run: Callable[..., Run], service: RunService, fake: FakeProviders
+) -> None:
+    fake.script(MESSAGES, Scripted(body=anthropic_text("Slow answer."), delay=3.6))
+
+    done = run("[chat/thread_replies]", ASK)
+
+    activities = [e["data"] for e in history(service, done.run_id) if e["type"] == "activity_updated"]
+    assert [a["by"] for a in activities] == ["parley"]
+    assert "anthropic/claude-sonnet-4-5" in activities[0]["message"]

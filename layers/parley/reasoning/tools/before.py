@@ -33,6 +33,8 @@ class OfferedTool:
     tool: ListedTool
     name: str
     spec: ToolSpec
+    #: The operator or the function requires a person's approval before each call of it.
+    needs_approval: bool = False
 
 
 def tools_for_run(
@@ -41,9 +43,14 @@ def tools_for_run(
     playbook: PlaybookRef,
     references: tuple[ToolReference, ...],
     provider_kind: str,
+    *,
+    approvals: tuple[str, ...] = (),
+    asks: bool = False,
 ) -> tuple[dict[str, OfferedTool], list[str]]:
     """The run's tools by the name the model knows them by, and the warnings of their input schemas;
-    or the problem that ends the run before the model is called."""
+    or the problem that ends the run before the model is called. ``approvals`` are the function's
+    ``approve`` tools (``server/tool``); with the operator's, they wait for a person's approval, which
+    needs ``ask`` (``asks``)."""
     from parley.reasoning.tools.naming import model_names
     from parley.reasoning.tools.offering import schema_warnings_for, tool_spec
     from parley.tools.servers import SecretUnavailable, allowed, check_allowed, server_serving
@@ -95,11 +102,35 @@ def tools_for_run(
                 kind="tool_server_failed",
                 because=failure.because,
             ) from None
+    needing = _needing_approval(chosen, approvals)
+    if needing and not asks:
+        raise Problem(
+            "conflict",
+            "The operator requires a person's approval before each call of "
+            + ", ".join(sorted(needing))
+            + ', and this function has no ask to get one (agent-runs.md, "Turning it on: ask"); the model '
+            "was not called. Add ask, or leave the tool out of tools.",
+            kind="unworkable",
+        )
     names = model_names(list(chosen))
     offered: dict[str, OfferedTool] = {}
     warnings: list[str] = []
     for key, (server, resolved, tool) in sorted(chosen.items()):
         name = names[key]
-        offered[name] = OfferedTool(server, resolved, tool, name, tool_spec(name, tool))
+        offered[name] = OfferedTool(
+            server, resolved, tool, name, tool_spec(name, tool), f"{server.name}/{tool.name}" in needing
+        )
         warnings.extend(schema_warnings_for(name, tool.input_schema, provider_kind))
     return offered, warnings
+
+
+def _needing_approval(
+    chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]], approvals: tuple[str, ...]
+) -> set[str]:
+    """The chosen tools (``server/tool``) that wait for approval: the operator's (which a function cannot
+    waive) and the function's own."""
+    needing = {reference for reference in approvals if tuple(reference.split("/", 1)) in chosen}
+    for (server_name, tool_name), (server, _, _) in chosen.items():
+        if any(entry.tool == tool_name for entry in server.approve):
+            needing.add(f"{server_name}/{tool_name}")
+    return needing

@@ -17,6 +17,7 @@ call in the last step) end a run that called tools as ``tools_unfinished`` or ``
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         ModelRequest,
         ToolCall,
         ToolResult,
+        ToolSpec,
         Turn,
         Usage,
     )
@@ -53,6 +55,12 @@ if TYPE_CHECKING:
 RUN_ID_META: Final = "auto.on/run_id"
 #: "A 429 from a tool server: waited out when Retry-After asks for at most 10 seconds".
 RATE_LIMIT_WAIT_MAX: Final = 10.0
+#: The built-in tool of ``ask.progress`` (``agent-runs.md``, "Progress: report_progress").
+REPORT_PROGRESS: Final = "report_progress"
+PROGRESS_MAX_CHARS: Final = 280
+#: Parley's own activity: after this long a silent model call is reported, then every so often.
+SILENT_FIRST_SECONDS: Final = 3.0
+SILENT_EVERY_SECONDS: Final = 5.0
 
 
 class RunWorkEnded(Exception):
@@ -82,6 +90,12 @@ class ToolLoop:
     max_input_tokens: int
     context_window: int | None
     sleep: Callable[[float], None] = time.sleep
+    #: ``ask.progress``: the model is offered ``report_progress`` (``agent-runs.md``, "Progress").
+    progress: bool = False
+    #: ``ask``: Parley reports its own activity while a model call is silent.
+    activity: bool = False
+    #: The model, as the activity names it.
+    model_label: str = ""
     #: The tools called, in order (server, tool, read-only).
     called: list[CalledTool] = field(default_factory=list)
     tools_returned_bytes: int = 0
@@ -99,6 +113,8 @@ class ToolLoop:
         budget = Budget(self.max_input_tokens)
         turns: list[Turn] = []
         specs = tuple(tool.spec for tool in self.offered.values())
+        if self.progress:
+            specs = (*specs, _progress_spec())
         last = False
         while True:
             if last:
@@ -141,6 +157,7 @@ class ToolLoop:
             raise self._bound()
         request = replace(request, timeout_seconds=min(request.timeout_seconds, left))
         began = time.monotonic()
+        silent = self._watch_silence(len(self._answers) + 1) if self.activity else None
         try:
             answer = self.call(request)
         except ModelCallFailed as failure:
@@ -156,8 +173,33 @@ class ToolLoop:
             raise self._cannot_finish("model_unavailable", failure.detail) from None
         finally:
             self._duration_ms += round((time.monotonic() - began) * 1000)
+            if silent is not None:
+                silent.set()
         self._answers.append(answer)
         return answer
+
+    def _watch_silence(self, step: int) -> threading.Event:
+        """Parley's own activity, from facts only: once a model call has been silent for 3 seconds,
+        ``activity_updated`` names the model the run waits for, refreshed every 5 seconds until the call
+        answers. The returned event stops it."""
+        done = threading.Event()
+        began = time.monotonic()
+
+        def watch() -> None:
+            wait = SILENT_FIRST_SECONDS
+            while not done.wait(wait):
+                seconds = round(time.monotonic() - began)
+                try:
+                    self._activity(
+                        f"Waiting for {self.model_label} to answer step {step} ({seconds} s so far).",
+                        "parley",
+                    )
+                except Exception:  # an activity that cannot be written never stops the run
+                    return
+                wait = SILENT_EVERY_SECONDS
+
+        threading.Thread(target=watch, name=f"parley-activity-{self.run.run_id}", daemon=True).start()
+        return done
 
     def _usage(self) -> Usage:
         from parley.reasoning.models.providers.base import Usage
@@ -192,7 +234,19 @@ class ToolLoop:
     def _result(self, call: ToolCall, limits: Any) -> ToolResult:
         from parley.reasoning.models.providers.base import ToolResult
 
+        if self.progress and call.name == REPORT_PROGRESS:
+            return self._report_progress(call)
         tool = self.offered.get(call.name)
+        if tool is not None and tool.needs_approval:
+            # A person approves each call of this tool first; this run cannot wait for one, so the call
+            # is not made (never sent without approval), and the model is told.
+            return ToolResult(
+                call.id,
+                call.name,
+                f"This call was not made: {tool.server.name}/{tool.tool.name} waits for a person's approval "
+                "before each call, which this run cannot get. Answer without it.",
+                True,
+            )
         if tool is None:
             return ToolResult(
                 call.id,
@@ -271,6 +325,27 @@ class ToolLoop:
 
     _current_room: int | None = None
 
+    def _report_progress(self, call: ToolCall) -> ToolResult:
+        """``report_progress``: a ``message`` of 1 to 280 characters becomes ``activity_updated`` under
+        the run's one activity id; anything else is a tool error. It changes nothing, and is not one of
+        the run's 25 calls."""
+        from parley.reasoning.models.providers.base import ToolResult
+
+        message = (call.arguments or {}).get("message")
+        if not isinstance(message, str) or not 1 <= len(message) <= PROGRESS_MAX_CHARS:
+            return ToolResult(
+                call.id,
+                call.name,
+                f"report_progress takes a message of 1 to {PROGRESS_MAX_CHARS} characters.",
+                True,
+            )
+        self._activity(message, "model")
+        return ToolResult(call.id, call.name, "Reported.")
+
+    def _activity(self, message: str, by: str) -> None:
+        data = {"activity_id": f"activity-{self.run.run_id}", "message": message, "by": by}
+        self._record(events.ACTIVITY_UPDATED, data)
+
     def _record(self, kind: str, data: dict[str, Any]) -> None:
         event = run_event(kind, self.runtime.clock.now(), self.run.run_id, data)
         self.store.record_events(self.playbook, [event])
@@ -309,3 +384,19 @@ def _turn_bytes(turn: Turn) -> int:
     parts = [turn.text, *(json.dumps(call.arguments) for call in turn.tool_calls)]
     parts.extend(result.content for result in turn.results)
     return sum(len(part.encode("utf-8", "surrogatepass")) for part in parts)
+
+
+def _progress_spec() -> ToolSpec:
+    from parley.reasoning.models.providers.base import ToolSpec
+
+    return ToolSpec(
+        REPORT_PROGRESS,
+        "Report a short public update on what you are doing, for the person who started the run. It changes "
+        "nothing; call it beside real work, not instead of it.",
+        {
+            "type": "object",
+            "properties": {"message": {"type": "string", "minLength": 1, "maxLength": PROGRESS_MAX_CHARS}},
+            "required": ["message"],
+            "additionalProperties": False,
+        },
+    )
