@@ -94,7 +94,53 @@ def json_object_body(event: APIGatewayProxyEvent, *, any_media_type: bool = Fals
         raise Problem("bad_request", "The body nests too deeply to be read.") from None
     if not isinstance(data, dict):
         raise Problem("bad_request", f"The body is a JSON object, not {_json_kind(data)}.")
+    broken = _lone_surrogate(data, "")
+    if broken is not None:
+        # JSON may escape half of a UTF-16 pair ("\ud800"), which is no Unicode text: the caller's
+        # mistake, answered before any field is read (it could not be stored or hashed as UTF-8).
+        raise Problem(
+            "invalid_input",
+            f"{broken or '/'}: a text holds a lone surrogate escape (such as \\ud800), which is not Unicode "
+            "text; send UTF-8 text.",
+            errors=[
+                ErrorEntry(
+                    broken or "/", "This text holds a lone surrogate escape, which is not Unicode text."
+                )
+            ],
+        )
     return data
+
+
+def _lone_surrogate(value: Any, pointer: str, depth: int = 0) -> str | None:
+    """The pointer of the first text (a key or a value) holding a lone surrogate, or ``None``."""
+    from parley.documents.pointers import escape_token
+
+    if isinstance(value, str):
+        return pointer if _has_surrogate(value) else None
+    if depth > 600:  # the JSON parser's own recursion bound came first; nothing deeper is read
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            place = f"{pointer}/{escape_token(key) if not _has_surrogate(key) else '~'}"
+            if _has_surrogate(key):
+                return place
+            found = _lone_surrogate(item, place, depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, f"{pointer}/{index}", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def parse_body(model: type[Model], event: APIGatewayProxyEvent) -> Model:
@@ -127,8 +173,9 @@ def query_limit(query: Mapping[str, str], default: int, most: int) -> int:
     raw = query.get("limit")
     if raw is None:
         return default
-    text = raw.strip()
-    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= most:
+    text = raw
+    # Digits only, and few of them: int() of thousands of digits is slow, then refused by Python itself.
+    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= most:
         raise Problem("bad_request", f"limit is a whole number from 1 to {most} ({default} when left out).")
     return int(text)
 

@@ -24,7 +24,7 @@ from parley.definitions.store import DefinitionStore, ListPosition, StoreConflic
 from parley.documents.definition import CheckedDocument
 from parley.errors import ErrorEntry, Problem, capped_errors
 
-NAME_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{2,47}$")
+NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{2,47}")
 MAX_SOURCE_BYTES: Final = 65_536
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 100
@@ -176,7 +176,7 @@ def require_type(definition_type: str) -> None:
 
 
 def _is_name(name: str) -> bool:
-    return NAME_PATTERN.match(name) is not None
+    return NAME_PATTERN.fullmatch(name) is not None  # the whole name: "$" would let a final newline in
 
 
 def _name_errors(name: str) -> list[ErrorEntry]:

@@ -521,3 +521,39 @@ def test_an_event_the_resolver_cannot_read_is_still_a_problem(handler: Handler) 
 
     assert result["statusCode"] == 500
     assert json.loads(result["body"])["reason"] == "internal"
+
+
+# --- text that is not text, numbers that are too long, names with a final newline ----------------------
+
+
+def test_a_lone_surrogate_anywhere_in_a_body_is_a_422_with_its_pointer(
+    call: Callable[[dict[str, Any]], Reply], load_event: LoadEvent
+) -> None:
+    body = '{"name": "fine-name", "source": "---\\nto: x\\u00e9\\ud800\\n---\\nHi"}'
+    event = with_body(load_event("api/create_definition"), body)
+
+    reply = call(event)
+
+    problem_shape(reply, 422, "invalid_input")
+    assert [entry["pointer"] for entry in reply.body["errors"]] == ["/source"]
+
+
+@pytest.mark.parametrize("limit", ["9" * 5000, " 7", "+5", "\uff17", "1e2"])
+def test_a_limit_that_is_not_plain_digits_of_1_to_100_is_a_400(
+    call: Callable[[dict[str, Any]], Reply], load_event: LoadEvent, limit: str
+) -> None:
+    event = at(load_event("api/list_definitions"), "GET", f"{BASE}/interaction", {"limit": limit})
+
+    problem_shape(call(event), 400, "bad_request")
+
+
+def test_a_name_ending_in_a_newline_is_refused_and_no_header_carries_it(
+    call: Callable[[dict[str, Any]], Reply], load_event: LoadEvent
+) -> None:
+    body = json.dumps({"name": "fz-153-b197\n", "source": "---\nto: x\n---\nHi"})
+    event = with_body(load_event("api/create_definition"), body)
+
+    reply = call(event)
+
+    problem_shape(reply, 422, "invalid_input")
+    assert reply.header("Location") is None
