@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple
 import yaml
 
 from parley.documents.pointers import escape_token
-from parley.documents.problems import DocumentProblem
+from parley.documents.problems import DocumentProblem, DocumentProblems
 
 MAX_NESTING: Final = 72
 
@@ -345,3 +345,28 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
     context = (exc.context or "").strip()
     text = f"{problem} ({context})" if problem and context else problem or context or "not valid"
     return f"Invalid YAML: {text}"
+
+
+#: The most a document's source may be (``http-api.md``, "Definitions"), in UTF-8 bytes.
+SOURCE_MAX_BYTES: Final = 65_536
+
+
+def read_document(source: str, problems: DocumentProblems) -> tuple[SplitDocument, Any, LineIndex]:
+    """The source split and its front matter loaded, for any function type's checker: the problems of
+    its size, its split and its YAML are added to ``problems`` and raised at once (nothing else can be
+    checked without them)."""
+    if len(source.encode("utf-8", "surrogatepass")) > SOURCE_MAX_BYTES:
+        problems.add(1, "", "A source is at most 65,536 bytes")
+        problems.raise_if_any()
+    split = split_document(source)
+    if isinstance(split, list):
+        problems.extend(split)
+        problems.raise_if_any()
+        raise AssertionError("unreachable")  # pragma: no cover
+    loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
+    if isinstance(loaded, list):
+        problems.extend(loaded)
+        problems.raise_if_any()
+        raise AssertionError("unreachable")  # pragma: no cover
+    front_matter, lines = loaded
+    return split, front_matter, lines

@@ -18,7 +18,7 @@ from typing import Any, Final
 from parley.documents.asking import template_problems
 from parley.documents.definition import CheckedDocument
 from parley.documents.durations import expires_problem, parse_duration
-from parley.documents.front_matter import LineIndex, load_front_matter, split_document
+from parley.documents.front_matter import LineIndex, read_document
 from parley.documents.json_schema import check_schema, json_size
 from parley.documents.pointers import pointer_problem
 from parley.documents.problems import DocumentProblems
@@ -27,7 +27,6 @@ from parley.interaction.reply_rule import ReplyRule, reply_rule_problems, resolv
 from parley.templates.checks import PlaceNames, check_template, place_names, template_roots
 
 MEDIA_TYPE: Final = "text/markdown"
-MAX_SOURCE_BYTES: Final = 65_536
 MAX_DESCRIPTION: Final = 1_000
 MAX_CALL_ARGUMENTS: Final = 16 * 1024
 SERVER_NAME: Final = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -372,20 +371,7 @@ class _Checker:
 def check_interaction_source(source: str) -> CheckedDocument:
     """Check an interaction function's source; raise ``invalid_input`` listing every problem."""
     problems = DocumentProblems()
-    if len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
-        problems.add(1, "", "A source is at most 65,536 bytes")
-        problems.raise_if_any()
-    split = split_document(source)
-    if isinstance(split, list):
-        problems.extend(split)
-        problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover
-    loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
-    if isinstance(loaded, list):
-        problems.extend(loaded)
-        problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover
-    front_matter, lines = loaded
+    split, front_matter, lines = read_document(source, problems)
     if not isinstance(front_matter, dict):
         problems.add(split.front_matter_first_line, "", "The front matter is a mapping of fields")
         problems.raise_if_any()

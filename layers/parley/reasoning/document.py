@@ -33,7 +33,7 @@ from liquid.builtin.tags.comment_tag import CommentNode
 
 from parley.documents.asking import CONFIRMATION_PLACE, TOOL_NAME, template_problems
 from parley.documents.durations import expires_problem, parse_duration
-from parley.documents.front_matter import LineIndex, load_front_matter, split_document
+from parley.documents.front_matter import LineIndex, read_document
 from parley.documents.json_schema import check_schema, validate_instance
 from parley.documents.pointers import join_pointer
 from parley.documents.problems import DocumentProblems
@@ -44,7 +44,6 @@ from parley.templates.checks import check_template, place_names
 from parley.templates.environment import SystemNode, compile_template
 
 MEDIA_TYPE: Final = "text/markdown"
-MAX_SOURCE_BYTES: Final = 65_536
 MAX_DESCRIPTION: Final = 1_000
 MAX_OUTPUT_TOKENS: Final = 64_000
 DEFAULT_MAX_OUTPUT_TOKENS: Final = 1_024
@@ -548,20 +547,7 @@ def check_reasoning_document(source: str) -> ReasoningDocument:
     problem names its line and pointer, once, at most 20 in line order, then one line counting the rest.
     """
     problems = DocumentProblems()
-    if len(source.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
-        problems.add(1, "", "A source is at most 65,536 bytes")
-        problems.raise_if_any()
-    split = split_document(source)
-    if isinstance(split, list):
-        problems.extend(split)
-        problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover
-    loaded = load_front_matter(split.front_matter, split.front_matter_first_line)
-    if isinstance(loaded, list):
-        problems.extend(loaded)
-        problems.raise_if_any()
-        raise AssertionError("unreachable")  # pragma: no cover
-    front_matter, lines = loaded
+    split, front_matter, lines = read_document(source, problems)
 
     checker = _Checker(front_matter, lines, problems)
     checker.check(split.body, split.body_first_line)
