@@ -157,11 +157,11 @@ def _digest(body: Any) -> str:
 def running(options: DemoModelOptions) -> Iterator[DemoModel]:
     """A demo model served from a background thread of this process (``port`` 0 picks one); stopped on
     exit. For tests; ``parley demo-model`` runs :func:`serve`."""
-    from parley.demo.server import _listen, _uvicorn_server
+    from parley.demo.server import listen, uvicorn_server
 
-    sock = _listen(options.host, options.port)
+    sock = listen(options.host, options.port)
     port = sock.getsockname()[1]
-    server = _uvicorn_server(build_app())
+    server = uvicorn_server(build_app())
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-model", daemon=True)
     thread.start()
     try:
@@ -179,16 +179,16 @@ def running(options: DemoModelOptions) -> Iterator[DemoModel]:
 
 def serve(options: DemoModelOptions) -> int:
     """Serve the demo model until SIGTERM or Ctrl-C; returns the exit code (0 on a clean stop)."""
-    from parley.demo.server import _listen, _uvicorn_server
+    from parley.demo.server import listen, uvicorn_server
 
     try:
-        sock = _listen(options.host, options.port)
+        sock = listen(options.host, options.port)
     except OSError as exc:
         print(f"parley demo-model: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
         return 1
     with sock:
         demo = DemoModel(options.host, sock.getsockname()[1])
-        server = _uvicorn_server(build_app())
+        server = uvicorn_server(build_app())
         print(
             f"The demo model is serving {demo.url}: OpenAI-compatible base URL {demo.openai_base_url} "
             f"(the gateway demo of examples/operator.yaml), Anthropic base URL {demo.anthropic_base_url}. "

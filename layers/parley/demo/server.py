@@ -377,7 +377,8 @@ def _called_tool(body: bytes) -> str:
     return ""
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int) -> socket.socket:
+    """A socket bound and listening on ``host:port`` (0: a free port), for any of the demo servers."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -391,7 +392,8 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app: ASGIApp) -> Any:
+def uvicorn_server(app: ASGIApp) -> Any:
+    """A uvicorn server for ``app`` on a socket of :func:`listen`, quiet, for any of the demo servers."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -423,9 +425,9 @@ def running(options: DemoChatOptions, chat: Chat | None = None) -> Iterator[Demo
     exit. For tests of what calls it; ``parley demo-chat`` runs :func:`serve`."""
     chat = chat or Chat()
     failures = FailureSwitch(TOOLS)
-    sock = _listen(options.host, options.port)
+    sock = listen(options.host, options.port)
     port = sock.getsockname()[1]
-    server = _uvicorn_server(build_app(chat, failures, options.host, port))
+    server = uvicorn_server(build_app(chat, failures, options.host, port))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="demo-chat", daemon=True)
     thread.start()
     try:
@@ -444,14 +446,14 @@ def running(options: DemoChatOptions, chat: Chat | None = None) -> Iterator[Demo
 def serve(options: DemoChatOptions) -> int:
     """Serve the demo chat until SIGTERM or Ctrl-C; returns the exit code (0 on a clean stop)."""
     try:
-        sock = _listen(options.host, options.port)
+        sock = listen(options.host, options.port)
     except OSError as exc:
         print(f"parley demo-chat: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
         return 1
     with sock:
         port = sock.getsockname()[1]
         demo = DemoChat(Chat(), FailureSwitch(TOOLS), options.host, port)
-        server = _uvicorn_server(build_app(demo.chat, demo.failures, options.host, port))
+        server = uvicorn_server(build_app(demo.chat, demo.failures, options.host, port))
         print(
             f"The demo chat is serving {demo.url} (MCP endpoint {demo.mcp_url}; open {demo.url}/ to read "
             "and reply). Ctrl-C stops it; everything in it is forgotten.",
