@@ -81,12 +81,15 @@ _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 EVENT_ID_PATTERN: Final = re.compile(r"^[0-9]{15}[0-9a-f]{16}$")
 
 
-def new_event_id(event_type: str, at: datetime) -> str:
+def new_event_id(event_type: str, at: datetime, step: int | None = None) -> str:
     """Milliseconds, the type's step, then 6 hex digits of this process's sequence and 10 of randomness:
     events one process records in the same millisecond and step (the refusals and tellings of one read
-    under a manual clock) list in the order they were recorded."""
+    under a manual clock) list in the order they were recorded. ``step`` overrides the type's: a run's
+    work that records many events in order (a reasoning run's tool calls and activity) gives them one
+    step, so that they list as they happened."""
     sequence = next(_sequence()) % _SEQUENCE_SPAN
-    return f"{_millis(at):013d}{_STEPS.get(event_type, 0):02d}{sequence:06x}{secrets.token_hex(5)}"
+    chosen = _STEPS.get(event_type, 0) if step is None else step
+    return f"{_millis(at):013d}{chosen:02d}{sequence:06x}{secrets.token_hex(5)}"
 
 
 _SEQUENCE_SPAN: Final = 16**6
@@ -141,8 +144,15 @@ def event_json(event: Event, *, listed: bool) -> dict[str, Any]:
     return shown
 
 
-def run_event(event_type: str, moment: datetime, run_id: str, data: dict[str, Any]) -> Event:
-    """An event of a run at ``moment``, with a new id."""
+#: The step of a reasoning run's work (its tool calls and activity, in the order they happened): before
+#: the run's ending (90) in the same millisecond.
+WORK_STEP: Final = 50
+
+
+def run_event(
+    event_type: str, moment: datetime, run_id: str, data: dict[str, Any], *, step: int | None = None
+) -> Event:
+    """An event of a run at ``moment``, with a new id (``step``: see :func:`new_event_id`)."""
     from parley.clock import format_time
 
-    return Event(new_event_id(event_type, moment), event_type, format_time(moment), run_id, data)
+    return Event(new_event_id(event_type, moment, step), event_type, format_time(moment), run_id, data)

@@ -203,7 +203,7 @@ def test_a_tool_error_reaches_the_model_which_may_recover(
 
 
 def test_the_third_identical_call_is_refused_and_not_sent(
-    run: Callable[..., Run], fake: FakeProviders, tools: Any
+    run: Callable[..., Run], service: RunService, fake: FakeProviders, tools: Any
 ) -> None:
     same = ("chat__thread_replies", {"channel": "C1", "ts": "1.0"})
     reordered = ("chat__thread_replies", {"ts": "1.0", "channel": "C1"})
@@ -211,9 +211,13 @@ def test_the_third_identical_call_is_refused_and_not_sent(
         MESSAGES, tool_use(same), tool_use(reordered), tool_use(same), Scripted(body=anthropic_text("Done."))
     )
 
-    assert run("[chat/thread_replies]").output == "Done."
+    done = run("[chat/thread_replies]")
+    assert done.output == "Done."
 
     assert len(tools.calls) == 2
+    # Under the manual clock every event falls in one millisecond: they still list as they happened.
+    kinds = [event["type"] for event in history(service, done.run_id)]
+    assert kinds == ["tool_call_started", "tool_call_answered"] * 2 + ["run_succeeded"]
     refused = fake.requests_to("/v1/messages")[3].body["messages"][-1]["content"][0]
     assert refused["is_error"] is True
     assert "third call" in json.dumps(refused)

@@ -274,7 +274,9 @@ class ToolLoop:
         data = started_data(tool.server, tool.resolved, call_id, tool.tool, arguments, json_size(arguments))
         data.update({"number": number, "model_call_id": call.id})
         called = CalledTool(tool.server.name, tool.tool.name, tool.tool.read_only)
-        started = run_event(events.TOOL_CALL_STARTED, self.runtime.clock.now(), self.run.run_id, data)
+        started = run_event(
+            events.TOOL_CALL_STARTED, self.runtime.clock.now(), self.run.run_id, data, step=events.WORK_STEP
+        )
         try:
             self.store.record_call(self.playbook, self.run.run_id, called, started)
         except StoreConflict:
@@ -347,7 +349,7 @@ class ToolLoop:
         self._record(events.ACTIVITY_UPDATED, data)
 
     def _record(self, kind: str, data: dict[str, Any]) -> None:
-        event = run_event(kind, self.runtime.clock.now(), self.run.run_id, data)
+        event = run_event(kind, self.runtime.clock.now(), self.run.run_id, data, step=events.WORK_STEP)
         self.store.record_events(self.playbook, [event])
 
     # --- endings -----------------------------------------------------------------------------------
