@@ -26,8 +26,18 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.dynamo import StoreConflict
 from parley.errors import Problem
 from parley.ports.tools import ToolNotOffered, ToolServerFailure
+from parley.reasoning.models.providers.base import (
+    ModelAnswer,
+    ModelCallFailed,
+    ModelRequest,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    Turn,
+    Usage,
+)
 from parley.reasoning.tools.budget import input_tokens
-from parley.reasoning.tools.limits import wait_for_rate_limit
+from parley.reasoning.tools.limits import CallLimits, wait_for_rate_limit
 from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.model import CalledTool
@@ -38,23 +48,12 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.ports.runtime import Runtime
     from parley.ports.tools import ToolAnswer
-    from parley.reasoning.models.providers.base import (
-        ModelAnswer,
-        ModelRequest,
-        ToolCall,
-        ToolResult,
-        ToolSpec,
-        Turn,
-        Usage,
-    )
     from parley.reasoning.tools.before import OfferedTool
     from parley.runs.model import Run
     from parley.runs.store import DynamoRunStore
 
 #: The key of the run id in each call's ``_meta``.
 RUN_ID_META: Final = "auto.on/run_id"
-#: "A 429 from a tool server: waited out when Retry-After asks for at most 10 seconds".
-RATE_LIMIT_WAIT_MAX: Final = 10.0
 #: The built-in tool of ``ask.progress`` (``agent-runs.md``, "Progress: report_progress").
 REPORT_PROGRESS: Final = "report_progress"
 PROGRESS_MAX_CHARS: Final = 280
@@ -69,13 +68,12 @@ class RunWorkEnded(Exception):
 
 @dataclass
 class Steps:
-    """What the loop gives back: the final answer, the usage of every step added up, the model's time,
-    and the warnings of the offered tools' schemas."""
+    """What the loop gives back: the final answer, the usage of every step added up, and the model's
+    time."""
 
     answer: ModelAnswer
     usage: Usage
     duration_ms: int
-    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -107,7 +105,6 @@ class ToolLoop:
         the problem that ends the run (raised)."""
         from parley.reasoning.tools.budget import Budget
         from parley.reasoning.tools.last_step import last_step_message
-        from parley.reasoning.tools.limits import CallLimits
 
         limits = CallLimits()
         budget = Budget(self.max_input_tokens)
@@ -122,7 +119,8 @@ class ToolLoop:
             else:
                 request = replace(first, turns=tuple(turns), tools=specs)
             answer = self._model(request)
-            budget.after_step(input_tokens(answer.usage), _request_bytes(request))
+            sent = _request_bytes(request)
+            budget.after_step(input_tokens(answer.usage), sent)
             if not answer.tool_calls:
                 return Steps(answer, self._usage(), self._duration_ms)
             if last:
@@ -131,26 +129,24 @@ class ToolLoop:
                     "The model asked for a tool in the run's last step, which is made without tools, so it "
                     "gave no answer.",
                 )
-            from parley.reasoning.models.providers.base import Turn as TurnType
 
             turns.append(
-                TurnType(
+                Turn(
                     "assistant",
                     text=answer.text,
                     tool_calls=answer.tool_calls,
                     provider_state=answer.provider_state,
                 )
             )
-            self._current_room = self._room(answer, len(answer.tool_calls), request)
-            results = [self._result(call, limits) for call in answer.tool_calls]
-            turns.append(TurnType("tool", results=tuple(results)))
+            room = self._room(answer, len(answer.tool_calls), sent)
+            results = [self._result(call, limits, room) for call in answer.tool_calls]
+            turns.append(Turn("tool", results=tuple(results)))
             added = _turn_bytes(turns[-2]) + _turn_bytes(turns[-1])
             last = limits.spent() or budget.next_is_last(budget.estimate_next(added))
 
     # --- the model ---------------------------------------------------------------------------------
 
     def _model(self, request: ModelRequest) -> ModelAnswer:
-        from parley.reasoning.models.providers.base import ModelCallFailed
 
         left = self.deadline - time.monotonic()
         if left <= 1:
@@ -202,7 +198,6 @@ class ToolLoop:
         return done
 
     def _usage(self) -> Usage:
-        from parley.reasoning.models.providers.base import Usage
 
         def total(name: str) -> int | None:
             values = [getattr(answer.usage, name) for answer in self._answers]
@@ -217,7 +212,7 @@ class ToolLoop:
             total=total("total"),
         )
 
-    def _room(self, answer: ModelAnswer, calls: int, request: ModelRequest) -> int | None:
+    def _room(self, answer: ModelAnswer, calls: int, sent: int) -> int | None:
         from parley.reasoning.tools.results import room_per_call
 
         return room_per_call(
@@ -225,14 +220,15 @@ class ToolLoop:
             self.max_input_tokens - sum(input_tokens(a.usage) or 0 for a in self._answers),
             input_tokens(answer.usage),
             answer.usage.output_text,
-            _request_bytes(request),
+            sent,
             calls,
         )
 
     # --- the calls ---------------------------------------------------------------------------------
 
-    def _result(self, call: ToolCall, limits: Any) -> ToolResult:
-        from parley.reasoning.models.providers.base import ToolResult
+    def _result(self, call: ToolCall, limits: CallLimits, room: int | None) -> ToolResult:
+        """What the model reads for one of its calls; ``room`` is the bytes its result may take (``None``:
+        whole)."""
 
         if self.progress and call.name == REPORT_PROGRESS:
             return self._report_progress(call)
@@ -260,13 +256,14 @@ class ToolLoop:
             )
         refusal = limits.check(call.name, call.arguments)
         if refusal is not None:
-            return ToolResult(call.id, call.name, refusal.words, True)
+            return refusal.result_for(call)
         number = limits.record(call.name, call.arguments)
-        return self._send(call, tool, number, limits)
+        return self._send(call, tool, number, limits, room)
 
-    def _send(self, call: ToolCall, tool: OfferedTool, number: int, limits: Any) -> ToolResult:
+    def _send(
+        self, call: ToolCall, tool: OfferedTool, number: int, limits: CallLimits, room: int | None
+    ) -> ToolResult:
         from parley.documents.json_schema import json_size
-        from parley.reasoning.models.providers.base import ToolResult
         from parley.tools.recording import failed_data, started_data
 
         arguments = dict(call.arguments or {})
@@ -309,29 +306,27 @@ class ToolLoop:
                 )
             words = tool.resolved.scrub(failure.detail)
             return ToolResult(call.id, call.name, f"The call failed: {words}", True)
-        return self._answered(call, tool, call_id, answer)
+        return self._answered(call, tool, call_id, answer, room)
 
-    def _answered(self, call: ToolCall, tool: OfferedTool, call_id: str, answer: ToolAnswer) -> ToolResult:
-        from parley.reasoning.models.providers.base import ToolResult
+    def _answered(
+        self, call: ToolCall, tool: OfferedTool, call_id: str, answer: ToolAnswer, room: int | None
+    ) -> ToolResult:
         from parley.reasoning.tools.results import cut_to_fit, model_text
         from parley.tools.recording import answered_data
 
         text = str(tool.resolved.scrub(model_text(answer.result)))
         self.tools_returned_bytes += len(text.encode("utf-8", "surrogatepass"))
-        shown, shown_bytes = cut_to_fit(text, self._current_room)
+        shown, shown_bytes = cut_to_fit(text, room)
         data = answered_data(tool.server, tool.resolved, call_id, answer)
         if shown_bytes < len(text.encode("utf-8", "surrogatepass")):
             data["shown_bytes"] = shown_bytes
         self._record(events.TOOL_CALL_ANSWERED, data)
         return ToolResult(call.id, call.name, shown, answer.is_error)
 
-    _current_room: int | None = None
-
     def _report_progress(self, call: ToolCall) -> ToolResult:
         """``report_progress``: a ``message`` of 1 to 280 characters becomes ``activity_updated`` under
         the run's one activity id; anything else is a tool error. It changes nothing, and is not one of
         the run's 25 calls."""
-        from parley.reasoning.models.providers.base import ToolResult
 
         message = (call.arguments or {}).get("message")
         if not isinstance(message, str) or not 1 <= len(message) <= PROGRESS_MAX_CHARS:
@@ -389,7 +384,6 @@ def _turn_bytes(turn: Turn) -> int:
 
 
 def _progress_spec() -> ToolSpec:
-    from parley.reasoning.models.providers.base import ToolSpec
 
     return ToolSpec(
         REPORT_PROGRESS,
