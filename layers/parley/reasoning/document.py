@@ -37,6 +37,7 @@ from parley.documents.front_matter import LineIndex, read_document
 from parley.documents.json_schema import check_schema, validate_instance
 from parley.documents.pointers import join_pointer
 from parley.documents.problems import DocumentProblems
+from parley.reasoning.models.providers.base import Effort, Settings
 from parley.reasoning.provider_options import check_provider_options
 from parley.reasoning.schema_warnings import capped_warnings, schema_warnings
 from parley.reasoning.shapes import SHAPE_NAMES, ShapeName, shape_schema
@@ -48,7 +49,6 @@ MAX_DESCRIPTION: Final = 1_000
 MAX_OUTPUT_TOKENS: Final = 64_000
 DEFAULT_MAX_OUTPUT_TOKENS: Final = 1_024
 
-Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 OutputFormat = Literal["text", "json"]
 EFFORTS: Final[tuple[Effort, ...]] = ("none", "minimal", "low", "medium", "high", "xhigh")
 OUTPUT_FORMATS: Final[tuple[OutputFormat, ...]] = ("text", "json")
@@ -98,18 +98,6 @@ class ModelReference:
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.model}"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """``config``, with ``max_output_tokens`` defaulted: the settings a run sends and records."""
-
-    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
-    temperature: float | None = None
-    top_p: float | None = None
-    seed: int | None = None
-    stop_sequences: tuple[str, ...] | None = None
-    reasoning: Effort | None = None
 
 
 @dataclass(frozen=True)

@@ -249,7 +249,7 @@ class Reasoning:
         return document, prompt, offer_for(document, self.runs.runtime.operator.models, self._environ())
 
     def _request(self, document: ReasoningDocument, prompt: Prompt, offer: Offer) -> Any:
-        from parley.reasoning.models.providers.base import ModelRequest, Settings
+        from parley.reasoning.models.providers.base import ModelRequest
 
         settings = document.settings
         schema: Mapping[str, Any] | None = None
@@ -264,14 +264,7 @@ class Reasoning:
             model=offer.model_id,
             instructions=prompt.instructions,
             message=prompt.message,
-            settings=Settings(
-                max_output_tokens=settings.max_output_tokens,
-                temperature=settings.temperature,
-                top_p=settings.top_p,
-                seed=settings.seed,
-                stop_sequences=settings.stop_sequences,
-                reasoning=settings.reasoning,
-            ),
+            settings=settings,
             output_format=document.output_format,
             output_schema=schema,
             provider_options=offer.provider_options,

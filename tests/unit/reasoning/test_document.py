@@ -8,10 +8,10 @@ import pytest
 from parley.errors import Problem
 from parley.reasoning.document import (
     ModelReference,
-    Settings,
     ToolReference,
     check_reasoning_document,
 )
+from parley.reasoning.models.providers.base import Settings
 
 SYSTEM_LINE = (
     "{% system %}Review the brief using the supplied criteria. Identify missing evidence. "
