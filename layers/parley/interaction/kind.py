@@ -17,8 +17,6 @@ Running (``interaction-format.md``, "How a run ends", "Bounds"):
 from __future__ import annotations
 
 import functools
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
@@ -32,6 +30,7 @@ from parley.runs.events import run_event
 from parley.runs.kinds import RunStart
 from parley.runs.model import Request, Run
 from parley.runs.store import RequestsFull
+from parley.runs.versions import PerVersion
 
 if TYPE_CHECKING:
     from parley.definitions.model import Definition, PlaybookRef
@@ -41,9 +40,6 @@ if TYPE_CHECKING:
     from parley.interaction.replies.conversations import Conversations
     from parley.runs.service import RunService
     from parley.tools.servers import HeaderSecrets
-
-#: Prepared functions kept per lifecycle (one per definition version).
-PREPARED_CACHE_SIZE: Final = 256
 
 
 def check(source: str) -> CheckedDocument:
@@ -65,8 +61,7 @@ class Interaction:
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
-        self._prepared: OrderedDict[tuple[str, ...], PreparedFunction] = OrderedDict()
-        self._prepared_lock = threading.Lock()
+        self._prepared: PerVersion[PreparedFunction] = PerVersion()
 
     @functools.cached_property
     def header_secrets(self) -> HeaderSecrets:
@@ -214,21 +209,14 @@ class Interaction:
             ) from None
 
     def _prepare(self, playbook: PlaybookRef, definition: Definition) -> PreparedFunction:
-        from parley.interaction.prepare import prepare_function
+        def prepared() -> PreparedFunction:
+            from parley.interaction.prepare import prepare_function
 
-        key = (playbook.org, playbook.playbook, definition.type, definition.name, str(definition.version))
-        with self._prepared_lock:
-            found = self._prepared.get(key)
-            if found is not None:
-                self._prepared.move_to_end(key)
-                return found
-        checked = self.runs.runtime.check_document(definition.type, definition.source)
-        prepared = prepare_function(definition, checked)
-        with self._prepared_lock:
-            self._prepared[key] = prepared
-            while len(self._prepared) > PREPARED_CACHE_SIZE:
-                self._prepared.popitem(last=False)
-        return prepared
+            checked = self.runs.runtime.check_document(definition.type, definition.source)
+            return prepare_function(definition, checked)
+
+        key = (playbook.org, playbook.playbook, definition.type, definition.name, definition.version)
+        return self._prepared.get(key, prepared)
 
     # --- waiting ---------------------------------------------------------------------------------
 

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
@@ -36,6 +34,7 @@ from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.kinds import RunStart
 from parley.runs.model import Rejection, Request, Run
+from parley.runs.versions import PerVersion
 
 if TYPE_CHECKING:
     from parley.reasoning.document import ReasoningDocument
@@ -49,8 +48,6 @@ if TYPE_CHECKING:
 BOUND_WORK: Final = "reason_bound"
 #: ``REASONING_MAX_INPUT_TOKENS`` when the operator sets none.
 DEFAULT_MAX_INPUT_TOKENS: Final = 2_000_000
-#: Checked documents kept per lifecycle (one per definition version).
-DOCUMENT_CACHE_SIZE: Final = 256
 #: A model call's bound: 60 seconds plus 25 ms for every token of ``max_output_tokens``.
 CALL_BASE_SECONDS: Final = 60.0
 CALL_SECONDS_PER_TOKEN: Final = 0.025
@@ -84,8 +81,7 @@ class Reasoning:
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
-        self._documents: OrderedDict[tuple[str, ...], ReasoningDocument] = OrderedDict()
-        self._lock = threading.Lock()
+        self._documents: PerVersion[ReasoningDocument] = PerVersion()
 
     # --- in the api function -----------------------------------------------------------------------
 
@@ -113,15 +109,11 @@ class Reasoning:
             try:
                 reasoner.start(key)
             except Exception as exc:
-                self._end(
-                    playbook,
-                    started,
-                    Problem("unavailable", "The run could not be started in the reason function; try again."),
-                    None,
-                )
-                raise Problem(
+                lost = Problem(
                     "unavailable", "The run could not be started in the reason function; try again."
-                ) from exc
+                )
+                self._end(playbook, started, lost, None)
+                raise lost from exc
         return self._waited(playbook, run.run_id)
 
     def _schedule_backstop(self, key: RunKey, start: RunStart, max_output_tokens: int) -> None:
@@ -328,27 +320,20 @@ class Reasoning:
     def _document(self, playbook: PlaybookRef, name: str, version: int, source: str) -> ReasoningDocument:
         """The version's document, checked again (every run checks it; a version is checked once per
         lifecycle): ``conflict`` when it no longer passes."""
-        from parley.reasoning.document import check_reasoning_document
 
-        key = (playbook.org, playbook.playbook, name, str(version))
-        with self._lock:
-            found = self._documents.get(key)
-            if found is not None:
-                self._documents.move_to_end(key)
-                return found
-        try:
-            document = check_reasoning_document(source)
-        except Problem:
-            raise Problem(
-                "conflict",
-                f"The reasoning definition {name!r} no longer passes its checks (version {version}); save it "
-                "again with update_definition.",
-            ) from None
-        with self._lock:
-            self._documents[key] = document
-            while len(self._documents) > DOCUMENT_CACHE_SIZE:
-                self._documents.popitem(last=False)
-        return document
+        def checked() -> ReasoningDocument:
+            from parley.reasoning.document import check_reasoning_document
+
+            try:
+                return check_reasoning_document(source)
+            except Problem:
+                raise Problem(
+                    "conflict",
+                    f"The reasoning definition {name!r} no longer passes its checks (version {version}); "
+                    "save it again with update_definition.",
+                ) from None
+
+        return self._documents.get((playbook.org, playbook.playbook, name, version), checked)
 
     def _environ(self) -> Mapping[str, str]:
         environ = self.runs.runtime.environ
