@@ -25,6 +25,7 @@ from parley.reasoning.models.aliases import (
     provider_not_configured,
     resolve_reference,
 )
+from parley.reasoning.models.listing import configured_providers
 from parley.reasoning.models.providers import provider_settings
 from parley.reasoning.provider_options import gateway_options, options_for, unread_namespaces
 
@@ -47,8 +48,6 @@ class Offer:
 
 def offer_for(document: ReasoningDocument, models: ModelsConfig, environ: Mapping[str, str]) -> Offer:
     """The run's model, or the problem that ends the run before anything is sent."""
-    from parley.config import BUILT_IN_PROVIDERS
-
     requested = f"{document.model.provider}/{document.model.model}"
     try:
         resolved = resolve_reference(requested, models)
@@ -59,15 +58,13 @@ def offer_for(document: ReasoningDocument, models: ModelsConfig, environ: Mappin
     if not is_allowed(requested, resolved.resolved, models):
         raise model_not_allowed(requested, resolved.resolved)
     settings = provider_settings(resolved.provider, models, environ)
-    configured = [
-        name
-        for name in (*BUILT_IN_PROVIDERS, *(gateway.name for gateway in models.gateways))
-        if provider_settings(name, models, environ) is not None
-    ]
     if settings is None:
-        raise provider_not_configured(resolved.provider, configured, models.aliases)
+        raise provider_not_configured(
+            resolved.provider, configured_providers(models, environ), models.aliases
+        )
     options = document.provider_options
-    unread = unread_namespaces(options, configured)
+    # Which namespaces something reads needs every provider's settings: only asked when there are options.
+    unread = unread_namespaces(options, configured_providers(models, environ)) if options else []
     if unread:
         raise Problem(
             "conflict",
