@@ -20,7 +20,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from parley.definitions.model import Definition, PlaybookRef
-from parley.errors import Problem
 
 if TYPE_CHECKING:
     from parley.documents.definition import CheckedDocument
@@ -90,13 +89,12 @@ class RunStart:
 
 
 def kind_module(definition_type: str) -> Any:
-    """The ``kind`` module of a type; ``400`` for a type this runtime does not have."""
-    path = KINDS.get(definition_type)
-    if path is None:
-        raise Problem(
-            "invalid_input", f"Definitions of type {definition_type!r} cannot be saved by this runtime yet."
-        )
-    return importlib.import_module(path)
+    """The ``kind`` module of a type; ``404`` for a type there is none of, as every route says it
+    (``parley.definitions.service.require_type``; every type of the definitions has its kind here)."""
+    from parley.definitions.service import require_type
+
+    require_type(definition_type)
+    return importlib.import_module(KINDS[definition_type])
 
 
 def check_source(definition_type: str, source: str) -> CheckedDocument:

@@ -87,3 +87,12 @@ def test_the_lifecycle_and_the_definitions_reach_no_type_but_through_the_registr
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+
+
+def test_every_type_of_the_definitions_has_its_kind_in_the_registry() -> None:
+    from parley.definitions.model import DEFINITION_TYPES
+    from parley.runs.kinds import KINDS, kind_module
+
+    assert set(KINDS) == set(DEFINITION_TYPES)
+    for definition_type in DEFINITION_TYPES:
+        assert callable(kind_module(definition_type).check)
