@@ -11,16 +11,14 @@ it: it is imported when the route is first called, so the api function's cold st
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from parley.api.problems import json_response
-from parley.api.requests import query_text
+from parley.api.requests import calling_principal, query_text
 from parley.api.routing import ORG_BASE, Routes
-from parley.auth import authenticate, authorized_principal
 from parley.errors import Problem
 from parley.ports.runtime import Runtime
 
@@ -44,12 +42,7 @@ def register_model_routes(routes: Routes, runtime: Runtime) -> None:
 def org_member(event: APIGatewayProxyEvent, operator: OperatorConfig, org: str) -> Principal:
     """The calling principal, once it is known to hold a grant in ``org``: ``401`` without a valid
     token, ``404 not_found`` without a grant (as for a playbook the caller cannot read)."""
-    authorizer = (event.raw_event.get("requestContext") or {}).get("authorizer")
-    if isinstance(authorizer, Mapping) and "principalId" in authorizer:
-        principal_id = authorizer["principalId"]
-        principal = authorized_principal(principal_id if isinstance(principal_id, str) else None, operator)
-    else:
-        principal = authenticate(event.headers.get("authorization"), operator)
+    principal = calling_principal(event, operator)
     if not any(grant.org == org for grant in principal.grants):
         raise Problem("not_found", f"There is no org {org!r}.")
     return principal

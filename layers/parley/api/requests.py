@@ -58,14 +58,20 @@ def caller(
     On AWS the API's JWT authorizer has checked the token and names the principal in the request's
     authorizer context; locally (no authorizer) the bearer token is one of the operator configuration's.
     """
+    principal = calling_principal(event, operator)
+    authorize(principal, org, playbook, needs)
+    return principal, PlaybookRef(org=org, playbook=playbook)
+
+
+def calling_principal(event: APIGatewayProxyEvent, operator: OperatorConfig) -> Principal:
+    """Who calls: on AWS the principal the API's JWT authorizer names in the request's authorizer
+    context; locally (no authorizer) the one whose bearer token the operator configuration holds.
+    ``401`` otherwise."""
     authorizer = (event.raw_event.get("requestContext") or {}).get("authorizer")
     if isinstance(authorizer, Mapping) and "principalId" in authorizer:
         principal_id = authorizer["principalId"]
-        principal = authorized_principal(principal_id if isinstance(principal_id, str) else None, operator)
-    else:
-        principal = authenticate(event.headers.get("authorization"), operator)
-    authorize(principal, org, playbook, needs)
-    return principal, PlaybookRef(org=org, playbook=playbook)
+        return authorized_principal(principal_id if isinstance(principal_id, str) else None, operator)
+    return authenticate(event.headers.get("authorization"), operator)
 
 
 def json_object_body(event: APIGatewayProxyEvent, *, any_media_type: bool = False) -> dict[str, Any]:
