@@ -19,28 +19,17 @@ LOG = logging.getLogger("parley.local")
 class LocalReasoner:
     def __init__(self, invoke: Callable[[str, Any], Any]) -> None:
         self._invoke = invoke
-        self._threads: list[threading.Thread] = []
-        self._lock = threading.Lock()
 
     def start(self, run: RunKey) -> None:
         require_grant(MAY_REASON, "invoke the reason function (lambda:InvokeFunction)")
-        thread = threading.Thread(
+        # A daemon thread: stopping the server does not wait for a model call (as an invocation that is
+        # cut off, the run's backstop ends it).
+        threading.Thread(
             target=self._work, args=(run,), name=f"parley-reason-{run.run_id}", daemon=True
-        )
-        with self._lock:
-            self._threads = [alive for alive in self._threads if alive.is_alive()]
-            self._threads.append(thread)
-        thread.start()
+        ).start()
 
     def _work(self, run: RunKey) -> None:
         try:
             self._invoke("reason", {"run": run.as_json()})
         except Exception:  # the invocation's failure is logged, as Lambda would; the run stays started
             LOG.exception("the reason function failed for run %s", run.run_id)
-
-    def join(self, timeout: float | None = None) -> None:
-        """Wait for the runs at work (tests, and a clean stop)."""
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(timeout)
