@@ -23,7 +23,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -32,13 +32,13 @@ from parley.definitions.model import PlaybookRef
 from parley.definitions.service import require_type
 from parley.dynamo import StoreContention
 from parley.errors import Problem
-from parley.ports.waiting import RunKey, Scheduler, Waits
+from parley.ports.waiting import Scheduler, Waits
 from parley.runs import answering, endings, events, reading, retries
 from parley.runs.events import run_event
 from parley.runs.ids import input_digest, normalized_run_id
 from parley.runs.kinds import FunctionKind, RunStart, kind_module
 from parley.runs.listing import DEFAULT_LIMIT, MAX_LIMIT
-from parley.runs.model import AnswerFact, Event, Page, Rejection, Request, Run
+from parley.runs.model import Event, Rejection, Request, Run
 from parley.runs.store import DynamoRunStore, RunTaken
 from parley.runs.waiting import abandoned, start_waiting
 
@@ -184,60 +184,21 @@ class RunService:
     def abandoned(self, playbook: PlaybookRef, run: Run, cause: Exception) -> Problem:
         return abandoned(self, playbook, run, cause)
 
-    # --- answering and endings -------------------------------------------------------------------
+    # --- answering, endings and reads: each in its module, a method here -------------------------
 
-    def answer_interaction(
-        self,
-        playbook: PlaybookRef,
-        run_id: str,
-        answer: Any,
-        *,
-        claimed_for: str | None,
-        answered_by: str,
-    ) -> AnswerFact:
-        return answering.answer_interaction(
-            self, playbook, run_id, answer, claimed_for=claimed_for, answered_by=answered_by
-        )
-
-    def answer_by_reply(
-        self, playbook: PlaybookRef, run_id: str, answer: Any, reply: Mapping[str, str]
-    ) -> AnswerFact | None:
-        return answering.answer_by_reply(self, playbook, run_id, answer, reply)
-
-    def cancel_run(self, playbook: PlaybookRef, run_id: str, *, reason: str | None, cancelled_by: str) -> Run:
-        return endings.cancel_run(self, playbook, run_id, reason=reason, cancelled_by=cancelled_by)
-
-    def expire_request(self, key: RunKey) -> str:
-        return endings.expire_request(self, key)
-
-    def after_ending(self, playbook: PlaybookRef, key: RunKey, error: str | None, cause: str) -> None:
-        endings.after_ending(self, playbook, key, error, cause)
-
-    def park_request(self, key: RunKey, token: str) -> str:
-        return endings.park_request(self, key, token)
-
-    def settle_run(self, key: RunKey, error: str | None) -> str:
-        return endings.settle_run(self, key, error)
-
-    # --- reads -----------------------------------------------------------------------------------
-
-    def get_run(self, playbook: PlaybookRef, run_id: str) -> Run:
-        return reading.get_run(self, playbook, run_id)
-
-    def list_runs(self, playbook: PlaybookRef, **query: Any) -> Page:
-        return reading.list_runs(self, playbook, **query)
-
-    def list_interactions(self, playbook: PlaybookRef, **query: Any) -> Page:
-        return reading.list_interactions(self, playbook, **query)
-
-    def get_run_history(self, playbook: PlaybookRef, run_id: str, **query: Any) -> Page:
-        return reading.get_run_history(self, playbook, run_id, **query)
-
-    def list_playbook_events(self, playbook: PlaybookRef, **query: Any) -> Page:
-        return reading.list_playbook_events(self, playbook, **query)
-
-    def get_event(self, playbook: PlaybookRef, event_id: str) -> dict[str, Any]:
-        return reading.get_event(self, playbook, event_id)
+    answer_interaction = answering.answer_interaction
+    answer_by_reply = answering.answer_by_reply
+    cancel_run = endings.cancel_run
+    expire_request = endings.expire_request
+    after_ending = endings.after_ending
+    park_request = endings.park_request
+    settle_run = endings.settle_run
+    get_run = reading.get_run
+    list_runs = reading.list_runs
+    list_interactions = reading.list_interactions
+    get_run_history = reading.get_run_history
+    list_playbook_events = reading.list_playbook_events
+    get_event = reading.get_event
 
     # --- writing ---------------------------------------------------------------------------------
 
