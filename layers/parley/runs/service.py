@@ -33,14 +33,13 @@ from parley.definitions.service import require_type
 from parley.dynamo import StoreContention
 from parley.errors import Problem
 from parley.ports.waiting import Scheduler, Waits
-from parley.runs import answering, endings, events, reading, retries
+from parley.runs import answering, endings, events, reading, retries, waiting
 from parley.runs.events import run_event
 from parley.runs.ids import input_digest, normalized_run_id
 from parley.runs.kinds import FunctionKind, RunStart, kind_module
 from parley.runs.listing import DEFAULT_LIMIT, MAX_LIMIT
-from parley.runs.model import Event, Rejection, Request, Run
+from parley.runs.model import Event, Rejection, Run
 from parley.runs.store import DynamoRunStore, RunTaken
-from parley.runs.waiting import abandoned, start_waiting
 
 if TYPE_CHECKING:
     from parley.ports.runtime import Runtime
@@ -178,13 +177,10 @@ class RunService:
         self.store.record_run(playbook, ended, [*(before or []), event], replacing=replacing)
         return problem
 
-    def start_waiting(self, playbook: PlaybookRef, request: Request) -> None:
-        start_waiting(self, playbook, request)
+    # --- waiting, answering, endings and reads: each in its module, a method here ----------------
 
-    def abandoned(self, playbook: PlaybookRef, run: Run, cause: Exception) -> Problem:
-        return abandoned(self, playbook, run, cause)
-
-    # --- answering, endings and reads: each in its module, a method here -------------------------
+    start_waiting = waiting.start_waiting
+    abandoned = waiting.abandoned
 
     answer_interaction = answering.answer_interaction
     answer_by_reply = answering.answer_by_reply
