@@ -11,10 +11,10 @@ provider option is recorded.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Final
 
+from parley.documents.json_schema import json_size
 from parley.errors import Problem
 
 if TYPE_CHECKING:
@@ -64,15 +64,15 @@ def full_record(
         "duration_ms": duration_ms,
         "prompt": {"instructions": prompt.instructions, "message": prompt.message, "truncated": False},
     }
-    room = RECORDED_MAX_BYTES - _size(output) - _size({**record, "prompt": _empty_prompt(prompt)})
+    room = RECORDED_MAX_BYTES - json_size(output) - json_size({**record, "prompt": _empty_prompt(prompt)})
     if room < 0:
         raise Problem(
             "conflict",
-            f"The answer is too large for the 1 MiB a run records ({_size(output):,} bytes as JSON): lower "
-            "config.max_output_tokens.",
+            f"The answer is too large for the 1 MiB a run records ({json_size(output):,} bytes as JSON): "
+            "lower config.max_output_tokens.",
             kind="unworkable",
         )
-    if _size(record["prompt"]) - _size(_empty_prompt(prompt)) > room:
+    if json_size(record["prompt"]) - json_size(_empty_prompt(prompt)) > room:
         record["prompt"] = _cut_prompt(prompt, room)
     return record
 
@@ -88,25 +88,23 @@ def _cut_prompt(prompt: Prompt, room: int) -> dict[str, Any]:
     budget = room
     kept_instructions: str | None = None
     if instructions is not None:
-        kept_instructions = _start(instructions, budget // 2 if _size(instructions) > budget // 2 else budget)
-        budget -= _size(kept_instructions)
+        kept_instructions = _start(
+            instructions, budget // 2 if json_size(instructions) > budget // 2 else budget
+        )
+        budget -= json_size(kept_instructions)
     kept_message = _start(prompt.message, max(0, budget))
     return {"instructions": kept_instructions, "message": kept_message, "truncated": True}
 
 
 def _start(text: str, room: int) -> str:
     """The longest start of ``text`` whose JSON string takes at most ``room`` bytes (beyond its quotes)."""
-    if _size(text) - 2 <= room:
+    if json_size(text) - 2 <= room:
         return text
     low, high = 0, len(text)
     while low < high:
         middle = (low + high + 1) // 2
-        if _size(text[:middle]) - 2 <= room:
+        if json_size(text[:middle]) - 2 <= room:
             low = middle
         else:
             high = middle - 1
     return text[:low]
-
-
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))

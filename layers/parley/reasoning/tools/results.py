@@ -43,6 +43,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
+from parley.documents.json_schema import json_size
 from parley.reasoning.models.providers.base import ToolResult
 
 if TYPE_CHECKING:
@@ -304,11 +305,6 @@ def _refuse_constant(name: str) -> Any:
 
 def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def json_size(value: Any) -> int:
-    """Bytes of ``value`` as compact UTF-8 JSON."""
-    return utf8_size(compact_json(value))
 
 
 def utf8_size(text: str) -> int:
