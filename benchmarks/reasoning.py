@@ -158,13 +158,15 @@ class Split:
 
 
 @contextmanager
-def canned_model(split: Split, *, inject: bool = True) -> Iterator[None]:
-    """The model answering at once, with no socket, ``call_model`` and ``httpx.Client.request`` timed.
+def canned_model(
+    split: Split, *, inject: bool = True, model: Callable[[Any], Any] = _answer
+) -> Iterator[None]:
+    """The model (``model``: a request to its response) answering at once, with no socket,
+    ``call_model`` and ``httpx.Client.request`` timed.
 
     ``inject``: ``call_model`` is given one httpx client over ``httpx.MockTransport`` (what the run code
-    offers no way to do, hence the wrapper). Otherwise the run code goes as written: the adapter makes a
-    new ``httpx.Client()`` for the call, whose ``HTTPTransport`` answers the canned body instead of
-    sending.
+    offers no way to do, hence the wrapper). Otherwise the run code goes as written: the adapter uses the
+    process's shared ``httpx.Client``, whose ``HTTPTransport`` answers the canned body instead of sending.
     """
     import httpx
 
@@ -181,7 +183,7 @@ def canned_model(split: Split, *, inject: bool = True) -> Iterator[None]:
         finally:
             split.http.append((time.thread_time() - begin) * 1000)
 
-    http = httpx.Client(transport=httpx.MockTransport(_answer)) if inject else None
+    http = httpx.Client(transport=httpx.MockTransport(model)) if inject else None
 
     def call_model(settings: Any, request: Any, **kwargs: Any) -> Any:
         if http is not None:
@@ -194,7 +196,7 @@ def canned_model(split: Split, *, inject: bool = True) -> Iterator[None]:
 
     httpx.Client.request = request  # type: ignore[method-assign]
     if not inject:
-        httpx.HTTPTransport.handle_request = lambda self, request: _answer(request)  # type: ignore[method-assign]
+        httpx.HTTPTransport.handle_request = lambda self, request: model(request)  # type: ignore[method-assign]
     providers.call_model = call_model
     try:
         yield

@@ -45,6 +45,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.reasoning import Split, canned_model
 from benchmarks.runs import QuietScheduler, QuietWaits, Tape, percentiles
 
 BASE = "/v1/orgs/acme/playbooks/support"
@@ -226,56 +227,6 @@ class Model:
         return httpx.Response(200, content=body, headers={"content-type": "application/json"})
 
 
-@dataclass
-class Split:
-    """Per run: the CPU time (ms) inside ``call_model`` and inside ``httpx.Client.request``, per call."""
-
-    model: list[float] = field(default_factory=list)
-    http: list[float] = field(default_factory=list)
-
-    def clear(self) -> None:
-        self.model.clear()
-        self.http.clear()
-
-
-@contextmanager
-def canned_model(split: Split, model: Model) -> Iterator[None]:
-    """``call_model`` given one httpx client over ``httpx.MockTransport(model)``; ``call_model`` and
-    ``httpx.Client.request`` timed."""
-    import httpx
-
-    import parley.reasoning.models.providers as providers
-
-    plain_request = httpx.Client.request
-    plain_call = providers.call_model
-
-    def request(self: httpx.Client, *args: Any, **kwargs: Any) -> httpx.Response:
-        begin = time.thread_time()
-        try:
-            return plain_request(self, *args, **kwargs)
-        finally:
-            split.http.append((time.thread_time() - begin) * 1000)
-
-    http = httpx.Client(transport=httpx.MockTransport(model))
-
-    def call_model(settings: Any, request: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("http", http)
-        begin = time.thread_time()
-        try:
-            return plain_call(settings, request, **kwargs)
-        finally:
-            split.model.append((time.thread_time() - begin) * 1000)
-
-    httpx.Client.request = request  # type: ignore[method-assign]
-    providers.call_model = call_model
-    try:
-        yield
-    finally:
-        providers.call_model = plain_call
-        httpx.Client.request = plain_request  # type: ignore[method-assign]
-        http.close()
-
-
 def _succeeded(reply: Mapping[str, Any]) -> None:
     body = json.loads(reply["body"])
     if reply["statusCode"] != 200 or body.get("status") != "succeeded":
@@ -308,7 +259,7 @@ def _bench() -> Iterator[Bench]:
     from parley.ports.runtime import Runtime
 
     split, model, tools = Split(), Model(), InstantTools()
-    with mock_aws(), canned_model(split, model):
+    with mock_aws(), canned_model(split, model=model):
         client = local_dynamodb_client()
         table = create_table(client, "parley-bench-tool-runs")
         tape = Tape(client)
