@@ -128,7 +128,12 @@ class ParleyStack(Stack):
         )
         functions = self.compute.functions
         self.runs = RunStateMachine(
-            self, "Runs", settings=settings, wait=functions["wait"], settle=functions["settle"]
+            self,
+            "Runs",
+            settings=settings,
+            wait=functions["wait"],
+            settle=functions["settle"],
+            reason=functions["reason"],
         )
         self._grant_runtime()
         self._grant_waiting()
@@ -183,12 +188,13 @@ class ParleyStack(Stack):
         """Only the functions that must (``parley.infrastructure.functions``: ``MAY_*``, which the local
         runtime enforces too):
 
-        - ``api`` starts a run's execution (run_definition);
+        - ``api`` starts a run's execution (run_definition), and ``reason`` a reasoning run's that asks a
+          person (the state machine's role invokes ``reason`` again when the run resumes);
         - ``api`` (answer, cancel), ``wait`` (a request that ended before its token was kept) and
           ``timer`` (expiry) end waits through their tokens; ``settle`` runs after the wait and may not;
-        - ``api`` and ``timer`` make and forget schedules, passing the schedules' role and no other, and
-          put work due within 15 minutes in the timer queue (the scheduler port's two paths), which the
-          timer function consumes;
+        - ``api``, ``timer`` and ``reason`` (a request's expiry, the run's backstop) make and forget
+          schedules, passing the schedules' role and no other, and put work due within 15 minutes in the
+          timer queue (the scheduler port's two paths), which the timer function consumes;
         - the schedules may invoke the timer function only, and put what they cannot deliver in their
           dead-letter queue.
         """

@@ -4,12 +4,12 @@ shape"; "Everything timed goes through one scheduler port").
 - :class:`Scheduling`: the EventBridge Scheduler group every schedule of the stage lives in, and the
   role schedules run as, which may invoke the timer function and nothing else.
 - :class:`RunStateMachine`: the Standard state machine of ``parley.infrastructure.state_machine`` (the
-  same ASL the local runtime executes), logged and traced, whose role may invoke the wait and settle
-  functions and nothing else.
+  same ASL the local runtime executes), logged and traced, whose role may invoke the wait, settle and
+  reason functions (a reasoning run resumed after its wait) and nothing else.
 
 Both are named (``parley-<stage>-…``) so that their ARNs are known before they exist: every function's
-environment names them, and the wait and settle functions are themselves referenced by the state
-machine, so an ARN taken from the resource would make a dependency cycle.
+environment names them, and the wait, settle and reason functions are themselves referenced by the
+state machine, so an ARN taken from the resource would make a dependency cycle.
 """
 
 from __future__ import annotations
@@ -128,6 +128,7 @@ class RunStateMachine(Construct):
         settings: StageSettings,
         wait: lambda_.IFunction,
         settle: lambda_.IFunction,
+        reason: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -135,18 +136,21 @@ class RunStateMachine(Construct):
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description=f"Parley {settings.name}: a run's execution invokes the wait and settle functions",
+            description=f"Parley {settings.name}: a run's execution invokes the wait, settle and reason "
+            "functions",
         )
-        # The tasks invoke the unqualified functions only (no version or alias: no ':*').
+        # The tasks invoke the unqualified functions only (no version or alias: no ':*'); the reason
+        # function synchronously, when a reasoning run resumes after its wait.
         self.role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=["lambda:InvokeFunction"], resources=[wait.function_arn, settle.function_arn]
+                actions=["lambda:InvokeFunction"],
+                resources=[wait.function_arn, settle.function_arn, reason.function_arn],
             )
         )
         log_group = logs.LogGroup(
             self, "Logs", retention=settings.log_retention, removal_policy=settings.removal_policy
         )
-        definition = state_machine_definition(wait.function_arn, settle.function_arn)
+        definition = state_machine_definition(wait.function_arn, settle.function_arn, reason.function_arn)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",

@@ -542,7 +542,13 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | failures
         | {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"},
         # No model is named in dev: no Bedrock action at all (``test_reasoning`` names some).
-        "reason": runtime | content | {"secretsmanager:GetSecretValue"} | failures,
+        # A reasoning run that asks a person starts its execution and schedules its request's expiry.
+        "reason": runtime
+        | {"states:StartExecution"}
+        | schedule
+        | content
+        | {"secretsmanager:GetSecretValue"}
+        | failures,
         "authorizer": logs_and_traces,
     }
 

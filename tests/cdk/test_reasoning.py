@@ -174,7 +174,11 @@ def test_a_runs_failed_invocation_is_not_retried_and_goes_to_its_queue(dev: Temp
     # Longer than a run's own bound (10 minutes), and no longer than its function may run.
     assert 600 < config["MaximumEventAgeInSeconds"] <= function_named("reason").timeout_s
     assert config["DestinationConfig"] == {"OnFailure": {"Destination": get_att(queue_id)}}
-    assert resources_for(dev, "reason", "sqs:SendMessage") == [f"${{{queue_id}.Arn}}"]
+    # (and the timer queue: a reasoning run that asks a person schedules its request's expiry)
+    timer_queue_id, _ = only(dev, "AWS::SQS::Queue", {"QueueName": "parley-dev-timer-queue"})
+    assert sorted(resources_for(dev, "reason", "sqs:SendMessage")) == sorted(
+        [f"${{{queue_id}.Arn}}", f"${{{timer_queue_id}.Arn}}"]
+    )
     assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
     assert dev.to_json()["Outputs"]["ReasonFailuresQueueUrl"]["Value"] == {"Ref": queue_id}
 

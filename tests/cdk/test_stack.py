@@ -35,7 +35,14 @@ from cfn import (
 from conftest import Synthesized
 
 from parley.errors import PROBLEM_TYPE_BASE, REASONS
-from parley.infrastructure.functions import FUNCTIONS, MAY_REASON, MAY_RUN_NOW, MAY_SCHEDULE
+from parley.infrastructure.functions import (
+    FUNCTIONS,
+    MAY_REASON,
+    MAY_RUN_NOW,
+    MAY_SCHEDULE,
+    MAY_START_RUNS,
+    function_named,
+)
 from parley.infrastructure.table import TABLE, TABLE_NAME_VARIABLE
 from parley_cdk.application import stack_name
 from parley_cdk.nag import accept
@@ -277,11 +284,14 @@ def test_the_state_machine_is_the_one_definition_with_the_functions_arns(dev: Te
 
     wait_id, _ = function_named_in(dev, "wait")
     settle_id, _ = function_named_in(dev, "settle")
+    reason_id, _ = function_named_in(dev, "reason")
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
     definition = json.loads(render(props["DefinitionString"]))
 
     # What the local runtime runs in moto is what is deployed.
-    assert definition == state_machine_definition(f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}")
+    assert definition == state_machine_definition(
+        f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}", f"${{{reason_id}.Arn}}"
+    )
     wait = definition["States"][definition["StartAt"]]
     assert wait["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
     assert wait["Parameters"]["FunctionName"] == f"${{{wait_id}.Arn}}"
@@ -297,6 +307,41 @@ def test_the_state_machine_is_the_one_definition_with_the_functions_arns(dev: Te
     assert "JSONata" not in json.dumps(definition)
 
 
+def test_the_deployed_state_machine_resumes_a_reasoning_run_and_may_wait_again(dev: Template) -> None:
+    from parley.infrastructure.state_machine import (
+        RESUME_CHOICE_STATE,
+        RESUME_STATE,
+        SETTLED_STATE,
+        WAIT_AGAIN_STATE,
+        WAIT_STATE,
+        WAITING_AGAIN_STATE,
+    )
+
+    reason_id, _ = function_named_in(dev, "reason")
+    props = properties_of(dev, "AWS::StepFunctions::StateMachine")
+    states = json.loads(render(props["DefinitionString"]))["States"]
+    resume = states[RESUME_STATE]
+
+    assert [states[name]["Next"] for name in ("Settle the answer", "Settle the ending")] == [
+        RESUME_CHOICE_STATE
+    ] * 2
+    assert states[RESUME_CHOICE_STATE]["Choices"][0]["Next"] == RESUME_STATE
+    assert resume["Resource"] == "arn:aws:states:::lambda:invoke"
+    assert resume["Parameters"] == {
+        "FunctionName": f"${{{reason_id}.Arn}}",
+        "Payload": {"run.$": "$.run", "resume": True},
+    }
+    # Longer than the reason function may run; retried on Lambda's own errors only; ended on any other.
+    assert resume["TimeoutSeconds"] == 960 > function_named("reason").timeout_s
+    assert "States.ALL" not in json.dumps(resume["Retry"])
+    assert [(c["ErrorEquals"], c["Next"]) for c in resume["Catch"]] == [(["States.ALL"], SETTLED_STATE)]
+    assert resume["Next"] == WAITING_AGAIN_STATE
+    assert states[WAITING_AGAIN_STATE]["Choices"][0]["Next"] == WAIT_AGAIN_STATE
+    assert states[WAIT_AGAIN_STATE]["Next"] == WAIT_STATE
+    # No null survived CDK's JSON (a null ResultPath would be dropped, changing what the state keeps).
+    assert "null" not in render(props["DefinitionString"])
+
+
 def test_the_state_machine_is_standard_named_logged_and_traced(dev: Template) -> None:
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
 
@@ -308,9 +353,10 @@ def test_the_state_machine_is_standard_named_logged_and_traced(dev: Template) ->
     assert props["LoggingConfiguration"]["IncludeExecutionData"] is False
 
 
-def test_the_state_machine_may_invoke_the_wait_and_settle_functions_only(dev: Template) -> None:
+def test_the_state_machine_may_invoke_the_wait_settle_and_reason_functions_only(dev: Template) -> None:
     wait_id, _ = function_named_in(dev, "wait")
     settle_id, _ = function_named_in(dev, "settle")
+    reason_id, _ = function_named_in(dev, "reason")
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
     role_id = props["RoleArn"]["Fn::GetAtt"][0]
     trust = dev.to_json()["Resources"][role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
@@ -319,7 +365,7 @@ def test_the_state_machine_may_invoke_the_wait_and_settle_functions_only(dev: Te
 
     assert [s["Principal"] for s in trust] == [{"Service": "states.amazonaws.com"}]
     assert [(s["Action"], s["Resource"]) for s in invoking] == [
-        (["lambda:InvokeFunction"], [f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}"])
+        (["lambda:InvokeFunction"], [f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}", f"${{{reason_id}.Arn}}"])
     ]
     assert not any(
         a.startswith(("states:", "dynamodb:", "scheduler:", "iam:")) for s in statements for a in s["Action"]
@@ -375,11 +421,50 @@ def test_every_function_gets_the_state_machine_and_the_scheduler_in_its_environm
         assert render(variables[TIMER_FUNCTION_ARN_VARIABLE]) == TIMER_ARN
 
 
-def test_only_the_api_starts_executions(dev: Template) -> None:
-    (statement,) = [s for s in function_statements(dev, "api") if "states:StartExecution" in s["Action"]]
+def test_the_reason_function_has_what_its_waits_and_scheduler_need(dev: Template) -> None:
+    # A reasoning run that asks a person starts its execution and schedules its request's expiry and its
+    # own backstop from the reason function: both ports are built from its environment, none left out.
+    from parley.aws.environment import scheduler_from_environment, waits_from_environment
+    from parley.aws.eventbridge import EventBridgeScheduler
+    from parley.aws.stepfunctions import StepFunctionsWaits
+    from parley.infrastructure.functions import (
+        SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
+        SCHEDULE_GROUP_VARIABLE,
+        SCHEDULER_ROLE_ARN_VARIABLE,
+        STATE_MACHINE_ARN_VARIABLE,
+        TIMER_FUNCTION_ARN_VARIABLE,
+        TIMER_QUEUE_URL_VARIABLE,
+    )
 
-    assert who_may(dev, "states:StartExecution") == {"api"}
-    assert statement["Resource"] == [STATE_MACHINE_ARN]
+    _, function = function_named_in(dev, "reason")
+    variables = function["Properties"]["Environment"]["Variables"]
+    needed = (
+        STATE_MACHINE_ARN_VARIABLE,
+        SCHEDULE_GROUP_VARIABLE,
+        SCHEDULER_ROLE_ARN_VARIABLE,
+        TIMER_FUNCTION_ARN_VARIABLE,
+        TIMER_QUEUE_URL_VARIABLE,
+        SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
+    )
+    environment = {name: str(render(variables[name])) for name in needed}
+    scheduler = scheduler_from_environment(environment)
+    waits = waits_from_environment(environment)
+
+    assert isinstance(waits, StepFunctionsWaits)
+    assert waits.state_machine_arn == STATE_MACHINE_ARN
+    assert isinstance(scheduler, EventBridgeScheduler)
+    assert scheduler.queue_url and scheduler.dead_letter_arn
+    assert render(variables[TIMER_FUNCTION_ARN_VARIABLE]) == TIMER_ARN
+    assert variables[SCHEDULER_ROLE_ARN_VARIABLE] == get_att(scheduler_role_id(dev))
+
+
+def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> None:
+    # A run that starts waiting (api); a reasoning run that asks a person (reason).
+    assert who_may(dev, "states:StartExecution") == MAY_START_RUNS == {"api", "reason"}
+    for name in sorted(MAY_START_RUNS):
+        (statement,) = [s for s in function_statements(dev, name) if "states:StartExecution" in s["Action"]]
+        assert statement["Action"] == ["states:StartExecution"]
+        assert statement["Resource"] == [STATE_MACHINE_ARN]
 
 
 @pytest.mark.parametrize("action", ["states:SendTaskSuccess", "states:SendTaskFailure"])
@@ -391,11 +476,12 @@ def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: 
         assert statement["Resource"] == [STATE_MACHINE_ARN]
 
 
-def test_only_the_api_and_timer_make_and_forget_schedules_passing_only_the_schedulers_role(
+def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_the_schedulers_role(
     dev: Template,
 ) -> None:
-    # Expiries and first attempts (api); the next attempt, the check for a lost one, the next read (timer).
-    assert {"api", "timer"} == MAY_SCHEDULE
+    # Expiries and first attempts (api); the next attempt, the check for a lost one, the next read (timer);
+    # a reasoning run's request's expiry and its own backstop (reason).
+    assert {"api", "timer", "reason"} == MAY_SCHEDULE
     assert (
         who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == MAY_SCHEDULE
     )

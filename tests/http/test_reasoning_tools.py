@@ -104,7 +104,7 @@ def test_a_run_calls_its_tools_reports_progress_and_records_every_call(
         shown = json.dumps([run, events, record, saved.json()])
     assert [name for name, _ in tools.calls] == ["thread_replies"]
     offered = [tool["name"] for tool in fake.requests_to("/v1/messages")[0].body["tools"]]
-    assert offered == ["chat__post_message", "chat__thread_replies", "report_progress"]
+    assert offered == ["chat__post_message", "chat__thread_replies", "request_input", "report_progress"]
     for secret in (ANTHROPIC_KEY, TOOL_SECRET):
         assert secret not in shown
         assert secret not in log.read_text()

@@ -2,6 +2,10 @@
 with ``{"run": {"org", "playbook", "run_id"}}`` for each reasoning run it starts, and it does the run's
 work (``parley.reasoning.running``). Idempotent: the work ends the run only while it is ``started``.
 
+An agent run that waited is taken up again by its execution's step after the wait (``{"run", "resume":
+true}``); the answer is ``{"run", "outcome"}``, with ``"outcome": "waiting"`` and ``timeout_seconds``
+when the run asked again (``parley.infrastructure.state_machine`` loops back to its wait).
+
 Its own module, so that the wait, settle and timer functions never load the reasoning type.
 """
 
@@ -29,7 +33,11 @@ def build_reason_handler(runtime: Runtime) -> FunctionHandler:
         run = RunKey.from_json(event["run"])
         reasoning = runs.kind("reasoning")
         assert isinstance(reasoning, Reasoning)
-        return {"run": run.as_json(), "outcome": reasoning.work(run)}
+        outcome, timeout_seconds = reasoning.take_up(run, resume=event.get("resume") is True)
+        result: dict[str, Any] = {"run": run.as_json(), "outcome": outcome}
+        if timeout_seconds is not None:
+            result["timeout_seconds"] = timeout_seconds
+        return result
 
     return handler
 

@@ -43,14 +43,17 @@ DEFAULT_RUN_WAIT_SECONDS: Final = 25.0
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
-#: StartExecution (run_definition).
-MAY_START_RUNS: Final = frozenset({"api"})
+#: StartExecution: a run that starts waiting (run_definition, api), a reasoning run that asks a person
+#: (reason: for its first request; for a later one the execution, already running, loops back to its
+#: wait, and the start finds it exists).
+MAY_START_RUNS: Final = frozenset({"api", "reason"})
 #: SendTaskSuccess/SendTaskFailure: answer and cancel (api), an ending that raced ahead of the token
 #: (wait), expiry (timer). Never settle: it runs after the wait is over.
 MAY_END_WAITS: Final = frozenset({"api", "wait", "timer"})
-#: CreateSchedule/DeleteSchedule (and passing the scheduler's role): expiries and first attempts (api),
-#: the next attempt, the check for a lost one, the next read (timer).
-MAY_SCHEDULE: Final = frozenset({"api", "timer"})
+#: CreateSchedule/DeleteSchedule (and passing the scheduler's role), and the timer queue: expiries and
+#: first attempts (api), the next attempt, the check for a lost one, the next read (timer), a reasoning
+#: run's request's expiry and its own backstop (reason).
+MAY_SCHEDULE: Final = frozenset({"api", "timer", "reason"})
 #: lambda:InvokeFunction (asynchronous) of the timer function: work due at once, such as a delivery's
 #: first attempt, goes to the timer directly instead of through a schedule (60-second precision).
 MAY_RUN_NOW: Final = frozenset({"api", "timer"})

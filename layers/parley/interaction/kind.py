@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time
 from parley.dynamo import StoreConflict
-from parley.errors import Problem
+from parley.errors import ErrorEntry, Problem
 from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import run_event
@@ -58,6 +58,8 @@ class Interaction:
 
     #: A started interaction run waits on its request, or is within the call that started it.
     works_elsewhere: Final = False
+    #: An unanswered request ends the run ``unanswered`` (``interaction-format.md``, "How a run ends").
+    requests_end_runs: Final = True
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
@@ -281,3 +283,7 @@ class Interaction:
 
     def listed(self, request: Request) -> dict[str, Any]:
         return request.as_listed()
+
+    def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
+        """An interaction request's answer is its ``answer_schema``'s instance: nothing more to check."""
+        return []

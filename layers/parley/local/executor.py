@@ -1,6 +1,6 @@
 """Waiting runs on one machine: moto's Step Functions executor runs the state machine of
 ``parley.infrastructure.state_machine`` (the ASL ``cdk deploy`` ships), its Lambda tasks routed to the
-project's ``wait`` and ``settle`` handlers in process (``parley.local.functions``).
+project's ``wait``, ``settle`` and ``reason`` handlers in process (``parley.local.functions``).
 
 :class:`LocalExecutor` is the local ``Waits``: the real ``StepFunctionsWaits``
 (``parley.aws.stepfunctions``) on a moto client, plus the bookkeeping the local server needs to answer
@@ -10,7 +10,9 @@ only once the effects of a call have happened (``http-api.md``, "Local server": 
 - every execution it starts is watched until its wait handler has run (the token is kept, or the run
   settled by then);
 - every execution it signals (``succeed``/``fail``, by any caller, the wait handler included) is watched
-  until it leaves ``RUNNING``, i.e. until the settle step has written the run's ending.
+  until it leaves ``RUNNING``, i.e. until the settle step has written the run's ending, or until it has
+  parked again: a reasoning run resumed after its wait (the ``reason`` function) may open another
+  request, and its execution loops back to the wait, whose handler then keeps a new token.
 
 Like IAM on AWS, it refuses a start or a SendTask call from a function the stack does not grant it to
 (``parley.local.functions.require_grant``).
@@ -23,7 +25,10 @@ The backstop: on AWS the wait task's own timeout (``expires`` plus a minute) end
 schedule was lost. moto's timeouts run in real time, which under the manual clock would end waits while
 the clock stands still; so with a manual clock the executor gives moto the longest timeout and puts the
 backstop in the local scheduler instead, which times the task out (``States.Timeout``) at the clock's
-time, as AWS would.
+time, as AWS would. Each wait has its own: a later ``start`` of the run (the reason function starts the
+run's execution for each request it opens; on AWS the start then finds the execution exists) and a
+resumption that waits again (``{"outcome": "waiting", "timeout_seconds": N}``, whose ``N`` moto is not
+given either) schedule it again, from the clock's now.
 """
 
 from __future__ import annotations
@@ -38,7 +43,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.infrastructure.functions import MAY_END_WAITS, MAY_START_RUNS
-from parley.infrastructure.state_machine import MAX_TIMEOUT_SECONDS, state_machine_json
+from parley.infrastructure.state_machine import (
+    MAX_TIMEOUT_SECONDS,
+    WAITING_OUTCOME,
+    state_machine_json,
+)
 from parley.local.aws import LOCAL_REGION, local_session
 from parley.local.functions import LOCAL_ACCOUNT, require_grant, routed_lambda_invocations
 from parley.ports.waiting import RunKey
@@ -89,16 +98,22 @@ class SettleTimeout(RuntimeError):
 
 @dataclass
 class _Execution:
+    """What the executor knows of one run's execution; ``parked`` and ``ending`` are of its current
+    wait (its ``token``), and start over when the execution waits again."""
+
     run: RunKey
     token: str | None = None
     #: The wait handler has run: the execution is parked on its token (or on its way to settle).
     parked: bool = False
-    #: The wait is over (a SendTask call, or the wait handler failed): it will leave RUNNING.
+    #: The wait is over (a SendTask call on its token, or the wait handler failed): it will leave
+    #: RUNNING, or wait again (a new token).
     ending: bool = False
+    #: How many waits it has begun (the wait handler's calls).
+    waits: int = 0
 
 
 class LocalExecutor:
-    """The local ``Waits``. ``invoke(name, event)`` runs the function ``wait`` or ``settle``.
+    """The local ``Waits``. ``invoke(name, event)`` runs the function ``wait``, ``settle`` or ``reason``.
 
     Use under :func:`local_aws`; :meth:`close` when done. ``scheduler`` (the manual clock's) takes the
     backstop; without it, moto's own real-time timeout is the backstop.
@@ -118,6 +133,7 @@ class LocalExecutor:
         self.state_machine_name = f"parley-runs-{suffix}"
         self.wait_function = f"parley-wait-{suffix}"
         self.settle_function = f"parley-settle-{suffix}"
+        self.reason_function = f"parley-reason-{suffix}"
         self._client: Any = None  # made with the state machine, in the background
         self._changed = threading.Condition()
         self._executions: dict[str, _Execution] = {}
@@ -129,7 +145,11 @@ class LocalExecutor:
         self._exit = contextlib.ExitStack()
         self._exit.enter_context(
             routed_lambda_invocations(
-                {self.wait_function: self._run_wait, self.settle_function: self._run_settle}
+                {
+                    self.wait_function: self._run_wait,
+                    self.settle_function: self._run_settle,
+                    self.reason_function: self._run_reason,
+                }
             )
         )
         self._setup = threading.Thread(
@@ -158,7 +178,9 @@ class LocalExecutor:
         try:
             self._client = local_session().client("stepfunctions")
             definition = state_machine_json(
-                self.function_arn(self.wait_function), self.function_arn(self.settle_function)
+                self.function_arn(self.wait_function),
+                self.function_arn(self.settle_function),
+                self.function_arn(self.reason_function),
             )
             created = self._client.create_state_machine(
                 name=self.state_machine_name, definition=definition, roleArn=LOCAL_ROLE_ARN, type="STANDARD"
@@ -188,18 +210,33 @@ class LocalExecutor:
     # -- the Waits port --------------------------------------------------------------------------------
 
     def start(self, run: RunKey, *, timeout_seconds: int) -> None:
+        """Start the run's execution; a second start of a run is harmless (on AWS
+        ``ExecutionAlreadyExists``, which the adapter ignores), and under the manual clock schedules the
+        backstop again, ``timeout_seconds`` from now, while the execution runs."""
         require_grant(MAY_START_RUNS, "start a run's execution (states:StartExecution)")
         adapter = self.adapter
         arn = adapter.execution_arn(run)
         with self._changed:
-            if arn not in self._executions:
+            known = arn in self._executions
+            if not known:
                 self._executions[arn] = _Execution(run)
-                self._watched.add(arn)
+            # Watched until it parks (again) or ends; one that did either by now has arrived at once.
+            self._watched.add(arn)
+            self._changed.notify_all()
         if self._scheduler is None:
             adapter.start(run, timeout_seconds=timeout_seconds)
             return
         adapter.start(run, timeout_seconds=MAX_TIMEOUT_SECONDS)
-        self._scheduler.call_later(self._backstop_name(run), timeout_seconds, lambda: self._time_out(arn))
+        if known and self.status(arn) != "RUNNING":
+            return  # it ended: no wait left to back up
+        self._schedule_backstop(arn, run, timeout_seconds)
+
+    def _schedule_backstop(self, arn: str, run: RunKey, timeout_seconds: float) -> None:
+        """The manual clock's backstop of the execution's (next) wait, replacing the one pending."""
+        assert self._scheduler is not None
+        name = self._backstop_name(run)
+        self._scheduler.forget(name)
+        self._scheduler.call_later(name, timeout_seconds, lambda: self._time_out(arn))
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
         require_grant(MAY_END_WAITS, "end a wait (states:SendTaskSuccess)")
@@ -214,10 +251,15 @@ class LocalExecutor:
     def _ending(self, token: str) -> None:
         with self._changed:
             arn = self._tokens.get(token)
-            if arn is not None:
-                self._executions[arn].ending = True
-                self._watched.add(arn)
-                self._changed.notify_all()
+            if arn is None:
+                return
+            execution = self._executions[arn]
+            # A spent token (the execution has begun a later wait by now) ends nothing: its execution is
+            # only watched until that wait has parked.
+            if execution.token == token:
+                execution.ending = True
+            self._watched.add(arn)
+            self._changed.notify_all()
 
     def _time_out(self, arn: str) -> None:
         """The backstop under the manual clock: the wait task's timeout, at the clock's time. A
@@ -242,7 +284,12 @@ class LocalExecutor:
         token = str(event["token"])
         with self._changed:
             execution = self._executions.setdefault(arn, _Execution(run))
+            # A new wait (the first, or one after a resumption): its own token, not parked, not ending.
+            # The tokens of earlier waits stay mapped, so that a late signal on one finds the execution.
             execution.token = token
+            execution.parked = False
+            execution.ending = False
+            execution.waits += 1
             self._tokens[token] = arn
         failed = True
         try:
@@ -258,6 +305,16 @@ class LocalExecutor:
     def _run_settle(self, event: Any) -> Any:
         return self._invoke("settle", event)
 
+    def _run_reason(self, event: Any) -> Any:
+        """The resumption: the reason function, synchronously. Under the manual clock a step that waits
+        again gets its backstop in the local scheduler, and moto the longest timeout (as ``start``)."""
+        result = self._invoke("reason", event)
+        if self._scheduler is None or not _waits_again(result):
+            return result
+        run = RunKey.from_json(event["run"])
+        self._schedule_backstop(self.adapter.execution_arn(run), run, float(result["timeout_seconds"]))
+        return {**result, "timeout_seconds": MAX_TIMEOUT_SECONDS}
+
     # -- settling ---------------------------------------------------------------------------------------
 
     def status(self, execution_arn: str) -> str:
@@ -269,7 +326,8 @@ class LocalExecutor:
             return "UNKNOWN"
 
     def settle(self, timeout: float | None = None) -> None:
-        """Return once every started execution has parked and every signalled one has ended.
+        """Return once every started execution has parked and every signalled one has ended or parked
+        again (on a new token: a resumed run that opened another request).
 
         Raises :class:`SettleTimeout` after ``timeout`` (default ``settle_within``) seconds; what did not
         settle by then is no longer waited for (a settle step that keeps failing retries for an hour).
@@ -323,6 +381,16 @@ class LocalExecutor:
         while waiting and time.monotonic() < deadline:
             waiting = [arn for arn in waiting if self.status(arn) == "RUNNING"]
             time.sleep(_POLL_SECONDS)
+
+
+def _waits_again(result: Any) -> bool:
+    """The reason function's answer says the run waits again, for ``timeout_seconds``."""
+    return (
+        isinstance(result, Mapping)
+        and result.get("outcome") == WAITING_OUTCOME
+        and isinstance(result.get("timeout_seconds"), int | float)
+        and not isinstance(result.get("timeout_seconds"), bool)
+    )
 
 
 def _callback_endpoints(execution_arn: str) -> list[Any]:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 Because = Literal["unreachable", "failing", "rate_limited", "key_refused"]
 Stage = Literal["open", "list", "call"]
 NotOfferedBecause = Literal["tool_server_not_configured", "tool_not_allowed", "tool_not_listed"]
+#: A tool's listing ``_meta`` key: the tool continues after a person's answer (``agent-runs.md``, "A tool
+#: that asks").
+REQUIRES_INTERACTION_RESPONSE: Final = "parley/requires_interaction_response"
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,8 @@ class ListedTool:
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+    #: The listing's ``_meta`` says ``parley/requires_interaction_response: true``: a continuation.
+    requires_interaction_response: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,8 @@ class ToolAnswer:
     result: dict[str, Any]
     duration_ms: int
     jsonrpc_id: str | int | None
+    #: The result's ``_meta`` (such as a tool's ``parley/interaction`` request), if it had one.
+    meta: dict[str, Any] | None = None
 
 
 class ToolNotOffered(Exception):

@@ -21,14 +21,14 @@ import functools
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import replace
-from datetime import timedelta
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict
-from parley.errors import Problem
+from parley.errors import ErrorEntry, Problem
 from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import run_event
@@ -78,6 +78,8 @@ class Reasoning:
 
     #: A run goes on in the reason function after the run wait: cancel_run may end it.
     works_elsewhere: Final = True
+    #: An agent run's request that expires is told to the model, and the run goes on (agent-runs.md).
+    requests_end_runs: Final = False
 
     def __init__(self, runs: RunService) -> None:
         self.runs = runs
@@ -101,7 +103,10 @@ class Reasoning:
         started = replace(run, input=value)
         runs.store.record_run(playbook, started, [], replacing=start.replacing)
         key = RunKey(playbook.org, playbook.playbook, run.run_id)
-        self._schedule_backstop(key, start, document.settings.max_output_tokens)
+        segment = 0 if document.ask is not None else None
+        self._schedule_backstop(
+            key, start.moment, start.run.attempt, document.settings.max_output_tokens, segment
+        )
         reasoner = runs.runtime.reasoner
         if reasoner is None:
             self.work(key)
@@ -114,48 +119,84 @@ class Reasoning:
                 )
                 self._end(playbook, started, lost, None)
                 raise lost from exc
-        return self._waited(playbook, run.run_id)
+        return self._waited(playbook, run.run_id, asks=document.ask is not None)
 
-    def _schedule_backstop(self, key: RunKey, start: RunStart, max_output_tokens: int) -> None:
+    def _schedule_backstop(
+        self,
+        key: RunKey,
+        moment: datetime,
+        attempt: int,
+        max_output_tokens: int,
+        segment: int | None,
+        seconds: float | None = None,
+    ) -> None:
         """If the run's work is lost (its function cut off before it wrote an ending), the timer ends
-        the run a minute after its bound, as ``unavailable`` with ``because: run_bound``; a run that
-        ended by then is left as it is. Without a scheduler (tests in process), there is no backstop."""
+        the run a minute after its bound (``seconds``, by default the whole run's), as ``unavailable``
+        with ``because: run_bound``; a run that ended by then, or an agent run that waits or works in a
+        later ``segment``, is left as it is. Without a scheduler (tests in process), there is no
+        backstop."""
         scheduler = self.runs.runtime.scheduler
         if scheduler is None:
             return
-        due = start.moment + timedelta(seconds=run_bound_seconds(max_output_tokens) + BACKSTOP_SECONDS)
-        scheduler.schedule(
-            bound_name(key), due, {"work": BOUND_WORK, "run": key.as_json(), "attempt": start.run.attempt}
-        )
+        bound = run_bound_seconds(max_output_tokens) if seconds is None else seconds
+        due = moment + timedelta(seconds=bound + BACKSTOP_SECONDS)
+        work: dict[str, Any] = {"work": BOUND_WORK, "run": key.as_json(), "attempt": attempt}
+        name = bound_name(key)
+        if segment is not None:
+            work["segment"] = segment
+            name = f"{name}-{segment}"
+        scheduler.schedule(name, due, work)
 
-    def _waited(self, playbook: PlaybookRef, run_id: str) -> Run:
-        """The run once it ended, or as it stands after the run wait."""
+    def _waited(self, playbook: PlaybookRef, run_id: str, *, asks: bool) -> Run:
+        """The run once it ended or (an agent run) waits for a person, or as it stands after the run
+        wait."""
+        from parley.runs.reading import waiting_of
+
         deadline = time.monotonic() + self.runs.runtime.run_wait_seconds
         pause = _POLL_FIRST
+        waiting = None
         while True:
             current = self.runs.store.get_run(playbook, run_id)
             assert current is not None
             if current.status != "started" or time.monotonic() >= deadline:
                 break
+            if asks:
+                # Waiting once the request is open and its execution has parked on it (its token kept),
+                # so that an answer sent at once ends the wait with SendTaskSuccess.
+                request = self.runs.store.get_request(playbook, run_id)
+                if request is not None and request.token is not None:
+                    waiting = waiting_of(request)
+                    if waiting is not None:
+                        break
             self.runs.runtime.pause(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, _POLL_MOST)
         if current.status == "rejected" and current.rejection is not None:
             raise current.rejection.problem()
-        return replace(current, input=None, record=None)  # get_run shows the record
+        if current.status == "started" and asks and waiting is None:
+            waiting = waiting_of(self.runs.store.get_request(playbook, run_id))
+        return replace(current, input=None, record=None, waiting=waiting)  # get_run shows the record
 
     # --- in the reason function --------------------------------------------------------------------
 
     def work(self, key: RunKey) -> str:
-        """Do the run's work: ``succeeded``, ``rejected``, or ``unchanged`` (not a started reasoning run:
-        it ended already, or the invocation came twice)."""
+        """Do the run's work: ``succeeded``, ``rejected``, ``waiting`` (an agent run asked a person), or
+        ``unchanged`` (not a started reasoning run: it ended already, or the invocation came twice)."""
+        return self.take_up(key, resume=False)[0]
+
+    def take_up(self, key: RunKey, *, resume: bool) -> tuple[str, int | None]:
+        """Do the run's work from its start, or (``resume``) from where an agent run waited, once its
+        request was answered or expired; the outcome, and the new wait's bound in seconds when the run
+        asked again (``waiting``)."""
+        from parley.reasoning.asking.requests import RunWaits
         from parley.reasoning.models.providers import call_model
         from parley.reasoning.models.providers.base import ModelCallFailed
+        from parley.reasoning.tools.loop import RunWorkEnded
 
         runs = self.runs
         playbook = PlaybookRef(key.org, key.playbook)
         run = runs.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started" or run.type != "reasoning":
-            return "unchanged"
+            return "unchanged", None
         offer: Offer | None = None
         answer: ModelAnswer | None = None
         duration_ms = 0
@@ -163,13 +204,25 @@ class Reasoning:
         try:
             document, prompt, offer = self._prepared(playbook, run)
             request = self._request(document, prompt, offer)
-            if document.tools or document.ask is not None:
-                from parley.reasoning.tools.loop import RunWorkEnded
-
+            if document.ask is not None:
+                taken = self._claimed(playbook, run, resume)
+                if taken is None:
+                    return "unchanged", None
                 try:
-                    answer, duration_ms, warnings = self._steps(playbook, run, document, offer, request)
+                    answer, duration_ms, warnings = self._steps(
+                        playbook, run, document, offer, request, taken
+                    )
+                except RunWaits as waits:
+                    return "waiting", waits.timeout_seconds
                 except RunWorkEnded:
-                    return "unchanged"
+                    return "unchanged", None
+            elif resume:
+                return "unchanged", None
+            elif document.tools:
+                try:
+                    answer, duration_ms, warnings = self._steps(playbook, run, document, offer, request, None)
+                except RunWorkEnded:
+                    return "unchanged", None
             else:
                 began = time.monotonic()
                 try:
@@ -182,15 +235,43 @@ class Reasoning:
                     duration_ms = round((time.monotonic() - began) * 1000)
             output, record = self._checked(document, offer, prompt, answer, duration_ms, warnings)
         except Problem as problem:
-            return self._end(playbook, run, problem, _answered_record(answer, duration_ms))
-        return self._succeed(playbook, run, output, record)
+            return self._end(playbook, run, problem, _answered_record(answer, duration_ms)), None
+        return self._succeed(playbook, run, output, record), None
+
+    def _claimed(self, playbook: PlaybookRef, run: Run, resume: bool) -> _Segment | None:
+        """Take the agent run's next segment of work, once: its start, or (``resume``) the work after
+        its latest request ended; ``None`` when there is none to take (another invocation took it, or
+        the request is still open)."""
+        store = self.runs.store
+        if not resume:
+            segment = _Segment(0, None, None)
+        else:
+            work = store.get_work(playbook, run.run_id)
+            request = store.get_request(playbook, run.run_id)
+            if work is None or work.state is None or request is None or request.state not in ENDED_REQUESTS:
+                return None
+            segment = _Segment(int(work.state["requests"]), work.state, request)
+        try:
+            store.claim_work(playbook, run.run_id, segment.number)
+        except StoreConflict:
+            return None
+        return segment
 
     def _steps(
-        self, playbook: PlaybookRef, run: Run, document: ReasoningDocument, offer: Offer, request: Any
+        self,
+        playbook: PlaybookRef,
+        run: Run,
+        document: ReasoningDocument,
+        offer: Offer,
+        request: Any,
+        segment: _Segment | None,
     ) -> tuple[ModelAnswer, int, list[str]]:
-        """A run of a function with ``tools`` (``parley.reasoning.tools``): its tools checked before the
-        model is called, then the steps; the final answer (with the usage of every step), the model's
-        time, and the warnings of the tools' input schemas."""
+        """A run of a function with ``tools`` or ``ask`` (``parley.reasoning.tools``): its tools checked
+        before the model is called, then the steps (of an agent run: from the ``segment`` it took up);
+        the final answer (with the usage of every step), the model's time, and the warnings of the
+        tools' input schemas. ``RunWaits`` once an agent run asks a person."""
+        from parley.reasoning.asking.approvals import ApprovalRule
+        from parley.reasoning.asking.requests import Asker
         from parley.reasoning.models.providers import call_model
         from parley.reasoning.tools.before import tools_for_run
         from parley.reasoning.tools.loop import ToolLoop
@@ -202,12 +283,22 @@ class Reasoning:
             playbook,
             document.tools,
             offer.provider.kind,
-            approvals=tuple(str(entry) for entry in document.approve),
+            approvals={
+                str(entry): ApprovalRule(entry.confirmation, entry.preview) for entry in document.approve
+            },
             asks=document.ask is not None,
         )
         models = runtime.operator.models
         window = next((entry.context_window for entry in models.catalog if entry.id == offer.resolved), None)
         resolve = self._resolver()
+        max_tokens = document.settings.max_output_tokens
+        worked = float(segment.state["worked_seconds"]) if segment is not None and segment.state else 0.0
+        left = max(run_bound_seconds(max_tokens) - worked, call_bound_seconds(max_tokens))
+        if segment is not None and segment.number > 0:
+            key = RunKey(playbook.org, playbook.playbook, run.run_id)
+            self._schedule_backstop(
+                key, runtime.clock.now(), run.attempt, max_tokens, segment.number, seconds=left
+            )
         loop = ToolLoop(
             runtime=runtime,
             store=self.runs.store,
@@ -215,14 +306,20 @@ class Reasoning:
             run=run,
             offered=offered,
             call=lambda step: call_model(offer.provider, step, resolve=resolve),
-            deadline=time.monotonic() + run_bound_seconds(document.settings.max_output_tokens),
+            deadline=time.monotonic() + left,
             max_input_tokens=models.reasoning_max_input_tokens or DEFAULT_MAX_INPUT_TOKENS,
             context_window=window,
             progress=document.ask is not None and document.ask.progress,
             activity=document.ask is not None,
             model_label=offer.resolved,
+            called=list(run.calls or ()),
+            asker=None if segment is None else Asker(self.runs, playbook, run, document, segment.number),
+            worked_before=worked,
         )
-        steps = loop.steps(request)
+        if segment is not None and segment.state is not None and segment.request is not None:
+            steps = loop.resume(request, segment.state, segment.request)
+        else:
+            steps = loop.steps(request)
         return replace(steps.answer, usage=steps.usage), steps.duration_ms, warnings
 
     def _prepared(self, playbook: PlaybookRef, run: Run) -> tuple[ReasoningDocument, Prompt, Offer]:
@@ -344,16 +441,30 @@ class Reasoning:
 
         return resolver_for(self.runs.runtime)
 
-    # --- the lifecycle's other hooks: a reasoning run holds no request and schedules nothing ---------
+    # --- the lifecycle's other hooks: an agent run's requests ---------------------------------------
 
     def waiting(self, playbook: PlaybookRef, request: Request) -> None:
         return None
 
     def resume(self, key: RunKey, run: Run, request: Request) -> str:
-        return "unchanged"
+        """An agent run's request was answered or expired: its execution invokes the reason function
+        again (``parley.infrastructure.state_machine``), which takes the work up (:meth:`take_up`)."""
+        return "resume"
 
     def forget(self, key: RunKey, request: Request) -> None:
         return None
+
+    def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
+        """A question's answer rules, or an approval's (``agent-runs.md``), with pointers under
+        ``/answer``."""
+        from parley.reasoning.asking.questions import Question, answer_errors, approval_answer_errors
+
+        asked = request.asked or {}
+        if "question" in asked:
+            return answer_errors(Question.from_json(asked["question"]), answer)
+        if "approval" in asked:
+            return approval_answer_errors(answer)
+        return []
 
     def timed(self, work: Mapping[str, Any]) -> dict[str, Any]:
         """The backstop (``reason_bound``): end the run if it is still ``started`` in the same attempt."""
@@ -364,6 +475,8 @@ class Reasoning:
         run = self.runs.store.get_run(playbook, key.run_id)
         outcome = "unchanged"
         if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
+            if "segment" in work and not self._segment_at_work(playbook, key.run_id, int(work["segment"])):
+                return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
             from parley.reasoning.tools.endings import cannot_finish
 
             detail = (
@@ -376,8 +489,31 @@ class Reasoning:
             outcome = self._end(playbook, run, problem, None)
         return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
 
+    def _segment_at_work(self, playbook: PlaybookRef, run_id: str, segment: int) -> bool:
+        """Whether an agent run still works in ``segment``: not waiting for a person, nor taken up in a
+        later segment (each has its own bound)."""
+        request = self.runs.store.get_request(playbook, run_id)
+        if request is not None and request.state == "open":
+            return False
+        work = self.runs.store.get_work(playbook, run_id)
+        return work is not None and work.claimed == segment
+
     def listed(self, request: Request) -> dict[str, Any]:
         return request.as_listed()
+
+
+#: The ends of a request after which an agent run's work is taken up again.
+ENDED_REQUESTS: Final = ("answered", "expired")
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """A segment of an agent run's work: its number (0 from the start, ``n`` after the ``n``-th
+    request), and, when taken up after a request, the state kept then and the request as it ended."""
+
+    number: int
+    state: dict[str, Any] | None
+    request: Request | None
 
 
 def _answered_record(answer: ModelAnswer | None, duration_ms: int) -> dict[str, Any] | None:

@@ -66,6 +66,8 @@ def answer_interaction(
         if now >= parse_time(request.expires_at):
             raise ended(request.run_id, f"Its request expired at {request.expires_at}.")
         errors = validate_instance(answer, request.answer_schema, "/answer")
+        if not errors:
+            errors = runs.kind(request.type).answer_errors(request, answer)
         if errors:
             raise invalid_input(errors)
         fact, event = answer_fact(now, request.run_id, answer, claimed_for, answered_by)
@@ -145,6 +147,10 @@ def _request_of(runs: RunService, playbook: PlaybookRef, run_id: str) -> Request
         raise no_run(run_id)
     if run.status == "rejected":
         raise ended(run_id, "It was rejected before it asked anything.")
+    if runs.kind(run.type).works_elsewhere:
+        if run.status != "started":
+            raise ended(run_id, f"It has ended ({run.status}).")
+        raise Problem("conflict", f"The run {run_id} is at work and waits for no answer now.")
     raise Problem("conflict", f"The run {run_id} sent a notification, which takes no answer.")
 
 

@@ -3,11 +3,12 @@
 - ``cancel_run``: the request ends ``cancelled`` and the run ``rejected`` as cancelled (a run at work
   that holds no request, such as a reasoning run, ends so at once);
 - ``expire_request`` (the timer's work): an open request past its time ends ``expired``, the run
-  ``rejected`` as ``unanswered``, kind ``expired``;
+  ``rejected`` as ``unanswered``, kind ``expired`` — or, for a type whose requests do not end its runs
+  (an agent run), ``request_expired`` while the run goes on;
 - ``park_request`` (the execution's wait task): the task token kept on the open request, or the wait
   ended at once when the request ended first;
-- ``settle_run`` (the execution's settle step): an answered run resumed by its type; the backstop
-  (the wait's own timeout) expires a request whose expiry was lost.
+- ``settle_run`` (the execution's settle step): an answered run resumed by its type (an agent run's
+  expired request too); the backstop (the wait's own timeout) expires a request whose expiry was lost.
 
 Exactly one of an answer, the expiry and a cancel moves the request from ``open`` (the store's
 condition); the others are told ``409`` (the timer does nothing). Every step is idempotent.
@@ -51,7 +52,10 @@ def cancel_run(
                 f"The run {run_id} has ended ({run.status}); only a waiting run can be cancelled.",
             )
         request = runs.store.get_request(playbook, run_id)
-        if request is None and not runs.kind(run.type).works_elsewhere:
+        works_elsewhere = runs.kind(run.type).works_elsewhere
+        if works_elsewhere and request is not None and request.state != "open":
+            request = None  # an agent run at work again after its last request: it holds none now
+        if request is None and not works_elsewhere:
             raise Problem(
                 "conflict",
                 f"The run {run_id} finishes within the request that started it, which cancel_run cannot "
@@ -108,6 +112,21 @@ def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) 
     if due and now < parse_time(request.expires_at):
         return "unchanged"
     detail = f"Nobody answered the request before it expired at {request.expires_at}."
+    if not runs.kind(run.type).requests_end_runs:
+        # An agent run's request: it ends ``request_expired``, the run goes on (agent-runs.md) when its
+        # execution settles and resumes it.
+        expired = run_event(
+            events.REQUEST_EXPIRED, now, key.run_id, {"expires_at": request.expires_at, "detail": detail}
+        )
+        try:
+            runs.store.expire_open_request(
+                playbook, key.run_id, expired, due_by=format_time(now) if due else None
+            )
+        except StoreConflict:
+            return "unchanged"
+        if end_wait:
+            after_ending(runs, playbook, key, EXPIRED_ERROR, detail)
+        return "expired"
     rejection = Rejection("unanswered", detail, kind="expired")
     ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now))
     event = run_event(events.RUN_REJECTED, now, key.run_id, {"rejection": rejection.as_json()})
@@ -175,9 +194,15 @@ def _settle(runs: RunService, key: RunKey, error: str | None) -> str:
     request = runs.store.get_request(playbook, key.run_id)
     if run is None or run.status != "started" or request is None:
         return "unchanged"
+    kind = runs.kind(run.type)
     if request.state == "answered" and request.fact is not None:
-        return runs.kind(run.type).resume(key, run, request)
+        return kind.resume(key, run, request)
     if request.state == "open" and error == TIMEOUT_ERROR:
         # The backstop: the expiry's schedule was lost, and the wait ran out a minute after it.
-        return _expire(runs, key, due=False, end_wait=False)
+        outcome = _expire(runs, key, due=False, end_wait=False)
+        if outcome != "expired" or kind.requests_end_runs:
+            return outcome
+        request = runs.store.get_request(playbook, key.run_id) or request
+    if request.state == "expired" and not kind.requests_end_runs:
+        return kind.resume(key, run, request)
     return "unchanged"

@@ -42,6 +42,10 @@ DELIVERY_FAILED: Final = "delivery_failed"
 DELIVERY_REFUSED: Final = "delivery_refused"
 REPLY_REFUSED: Final = "reply_refused"
 ACTIVITY_UPDATED: Final = "activity_updated"
+#: An agent run's requests (``agent-runs.md``, "The run's history").
+INPUT_REQUESTED: Final = "input_requested"
+APPROVAL_REQUESTED: Final = "approval_requested"
+REQUEST_EXPIRED: Final = "request_expired"
 
 #: Each type's step within a run: the second part of the id (see the module's docstring), so that
 #: events of one moment (the manual clock stands still) list in the order they happen.
@@ -55,6 +59,7 @@ _STEPS: Final = {
     DELIVERY_SUCCEEDED: 30,
     DELIVERY_FAILED: 30,
     REQUEST_ANSWERED: 50,
+    REQUEST_EXPIRED: 50,
     # A read of a conversation and what it set off, in the order it happened (the sequence orders them).
     REPLY_REFUSED: 40,
     "replies_read": 40,

@@ -36,6 +36,10 @@ def requests_list_key(playbook: PlaybookRef) -> str:
     return f"{playbook_key(playbook)}#REQ"
 
 
+def work_key(run_id: str) -> str:
+    return f"WORK#{run_id}"
+
+
 def history_key(playbook: PlaybookRef, run_id: str) -> str:
     return f"RUN#{playbook.org}#{playbook.playbook}#{run_id}"
 
@@ -126,6 +130,7 @@ def request_from(data: Mapping[str, Any]) -> Request:
         conversation=data.get("conversation"),
         reply_refusals=int(data.get("reply_refusals", 0)),
         tellings=int(data.get("tellings", 0)),
+        asked=json.loads(data["asked"]) if data.get("asked") else None,
     )
 
 

@@ -23,6 +23,7 @@ from parley.definitions.model import Definition, PlaybookRef
 
 if TYPE_CHECKING:
     from parley.documents.definition import CheckedDocument
+    from parley.errors import ErrorEntry
     from parley.ports.waiting import RunKey
     from parley.runs.model import Request, Run
 
@@ -46,6 +47,9 @@ class FunctionKind(Protocol):
     #: Whether a started run of the type goes on after the call that started it, holding no request
     #: (a reasoning run at work in the ``reason`` function): ``cancel_run`` may then end it.
     works_elsewhere: bool
+    #: Whether a request that expires ends its run (an interaction run: ``unanswered``); an agent run's
+    #: request expires and the run goes on (``agent-runs.md``), taken up again by ``resume``.
+    requests_end_runs: bool
 
     def run(self, start: RunStart) -> Run:
         """Run the definition for a run the lifecycle has made (its id, retries and input digest
@@ -58,8 +62,13 @@ class FunctionKind(Protocol):
         ...
 
     def resume(self, key: RunKey, run: Run, request: Request) -> str:
-        """The run's wait ended with its request answered: take the answer (``settled`` or
-        ``unchanged``)."""
+        """The run's wait ended with its request answered (or, where requests do not end runs, expired):
+        take the answer (``settled`` or ``unchanged``), or ``resume``: the run's execution invokes the
+        type's work again (``parley.infrastructure.state_machine``)."""
+        ...
+
+    def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
+        """The answer's problems beyond the request's ``answer_schema`` (pointers under ``/answer``)."""
         ...
 
     def forget(self, key: RunKey, request: Request) -> None:

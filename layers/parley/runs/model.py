@@ -117,6 +117,9 @@ class Run:
     #: sent; ``()`` before its first call; ``None`` for a function without tools (the rules of retrying
     #: under a run id: ``reasoning-format.md``, "When a tool-calling run cannot finish").
     calls: tuple[CalledTool, ...] | None = None
+    #: A started run that waits for a person (``agent-runs.md``, "A run that waits"): ``{"for": "input" |
+    #: "approval", "since", "expires_at"}``, read with the run by ``get_run`` only.
+    waiting: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The run as ``get_run`` shows it, with its ``record`` where its type keeps one (a list reads
@@ -136,6 +139,8 @@ class Run:
             shown["rejection"] = self.rejection.as_json()
         shown["started_at"] = self.started_at
         shown["started_by"] = self.started_by
+        if self.waiting is not None:
+            shown["waiting"] = self.waiting
         if self.finished_at is not None:
             shown["finished_at"] = self.finished_at
         if self.omitted_output_size is not None:
@@ -240,6 +245,14 @@ class Request:
     conversation: str | None = None
     reply_refusals: int = 0
     tellings: int = 0
+    #: What an agent run asks (``agent-runs.md``): ``{"question": {...}}`` or ``{"approval": {server, tool,
+    #: arguments}}``, shown beside the request in ``list_interactions``; ``None`` for other requests.
+    asked: dict[str, Any] | None = None
+
+    @property
+    def waiting_for(self) -> str:
+        """What the run waits for while this request is open: ``approval`` or ``input``."""
+        return "approval" if self.asked is not None and "approval" in self.asked else "input"
 
     def as_listed(self) -> dict[str, Any]:
         """The request as ``list_interactions`` shows it (``http-api.md``, "Runs").
@@ -266,6 +279,7 @@ class Request:
             "conversation": self.conversation,
             "answerer": self.answerer if self.conversation is not None else None,
             "reply_refusals": self.reply_refusals,
+            **(self.asked or {}),
         }
 
 

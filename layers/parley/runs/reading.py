@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from parley.clock import format_time
@@ -25,10 +26,21 @@ def no_run(run_id: str) -> Problem:
 
 
 def get_run(runs: RunService, playbook: PlaybookRef, run_id: str) -> Run:
+    """The run; a started run of a type at work elsewhere (an agent run) shows what it waits for while
+    its request is open (``agent-runs.md``, "A run that waits")."""
     run = runs.store.get_run(playbook, run_id) if is_run_id(run_id) else None
     if run is None:
         raise no_run(run_id)
+    if run.status == "started" and runs.kind(run.type).works_elsewhere:
+        return replace(run, waiting=waiting_of(runs.store.get_request(playbook, run_id)))
     return run
+
+
+def waiting_of(request: Request | None) -> dict[str, Any] | None:
+    """``waiting`` of a run whose request is ``request``: ``None`` unless the request is open."""
+    if request is None or request.state != "open":
+        return None
+    return {"for": request.waiting_for, "since": request.requested_at, "expires_at": request.expires_at}
 
 
 def list_runs(

@@ -15,6 +15,10 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
   ``parley.runs.events``); ``gsi2pk = RUN#{org}#{playbook}#{run_id}``, ``gsi2sk = {event_id}`` (a
   run's history, in order). ``data`` is JSON text.
 - the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
+- a run's work that waits (an agent run, ``agent-runs.md``): ``sk = WORK#{run_id}``; ``claimed``, the
+  last segment of work an invocation took (0 at the start, ``n`` after the run's ``n``-th request), and
+  ``state``, the type's state of the work as JSON text (or ``state_ref`` in the content store past
+  64 KiB). The request item is reused: one request a run is open at a time.
 
 JSON values (answers, outputs, schemas, event data) are stored as JSON text: DynamoDB maps nest at
 most 32 levels and refuse floats, and an answer may nest 512 levels. A run's ``output`` or an event's
@@ -44,6 +48,7 @@ from parley.runs.items import (
     event_from,
     event_key,
     history_key,
+    kept_value,
     playbook_key,
     request_from,
     request_key,
@@ -51,6 +56,7 @@ from parley.runs.items import (
     run_from,
     run_key,
     runs_list_key,
+    work_key,
 )
 from parley.runs.model import AnswerFact, CalledTool, Event, Request, Run
 
@@ -75,6 +81,15 @@ class RequestsFull(Exception):
 
 class RunTaken(Exception):
     """A run under this id was written since it was read (another call with the same id)."""
+
+
+@dataclass(frozen=True)
+class WorkState:
+    """A run's work that waits: the segment last claimed, and the type's state (``None`` before the
+    first request)."""
+
+    claimed: int
+    state: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -269,21 +284,7 @@ class DynamoRunStore:
             self._put_run(playbook, run, replacing),
             self._put_request(playbook, request),
             self._put_event(playbook, event),
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": item_key(playbook_key(playbook), COUNTER_KEY),
-                    "UpdateExpression": "SET #count = if_not_exists(#count, :zero) + :one, #kind = :kind",
-                    "ConditionExpression": "attribute_not_exists(#count) OR #count < :limit",
-                    "ExpressionAttributeNames": {"#count": "count", "#kind": "kind"},
-                    "ExpressionAttributeValues": {
-                        ":zero": {"N": "0"},
-                        ":one": {"N": "1"},
-                        ":limit": {"N": str(limit)},
-                        ":kind": {"S": "counter"},
-                    },
-                }
-            },
+            self._increment(playbook, limit),
         ]
         try:
             self._transact(items)
@@ -517,6 +518,117 @@ class DynamoRunStore:
         """Write events that no other item depends on (such as ``execute``'s tool calls), at once."""
         self._transact([self._put_event(playbook, event) for event in events])
 
+    # --- a run's work that waits (an agent run: ``agent-runs.md``, "A run that waits") --------------
+
+    def get_work(self, playbook: PlaybookRef, run_id: str) -> WorkState | None:
+        item = self._get(playbook_key(playbook), work_key(run_id))
+        if item is None:
+            return None
+        return WorkState(int(item["claimed"]), kept_value(item, "state", self._load))
+
+    def claim_work(self, playbook: PlaybookRef, run_id: str, segment: int) -> None:
+        """Take segment ``segment`` of the run's work (0: its start; ``n``: after its ``n``-th request),
+        once: an invocation that comes twice finds :class:`StoreConflict` and does nothing."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=item_key(playbook_key(playbook), work_key(run_id)),
+                UpdateExpression="SET #claimed = :segment, #kind = :kind",
+                ConditionExpression="attribute_not_exists(#claimed) OR #claimed < :segment",
+                ExpressionAttributeNames={"#claimed": "claimed", "#kind": "kind"},
+                ExpressionAttributeValues={":segment": {"N": str(segment)}, ":kind": {"S": "work"}},
+            )
+
+    def ask(
+        self,
+        playbook: PlaybookRef,
+        run: Run,
+        segment: int,
+        request: Request,
+        events: list[Event],
+        state: dict[str, Any],
+        *,
+        limit: int,
+    ) -> None:
+        """Open the run's next request with its events and the work's state, in one transaction: only
+        while the run is ``started``, its previous request has ended, and this invocation still holds
+        the work's ``segment``. :class:`StoreConflict` when one of those does not hold (the run ended or
+        another invocation took the work); :class:`RequestsFull` at the playbook's limit."""
+        kept = self._kept(playbook, run, "state", state, file=f"work-{segment}")
+        names = {"#claimed": "claimed", "#state": "state", "#ref": "state_ref", "#size": "state_size"}
+        values: dict[str, AttributeValueTypeDef] = {":segment": {"N": str(segment)}}
+        if "state" in kept:
+            update = "SET #state = :state REMOVE #ref, #size"
+            values[":state"] = {"S": kept["state"]}
+        else:
+            update = "SET #ref = :ref, #size = :size REMOVE #state"
+            values[":ref"] = {"S": kept["state_ref"]}
+            values[":size"] = {"N": str(kept["state_size"])}
+        items: list[TransactWriteItemTypeDef] = [
+            self._put_request(playbook, request),
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": item_key(playbook_key(playbook), work_key(run.run_id)),
+                    "UpdateExpression": update,
+                    "ConditionExpression": "#claimed = :segment",
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            },
+            {
+                "ConditionCheck": {
+                    "TableName": self._table,
+                    "Key": item_key(playbook_key(playbook), run_key(run.run_id)),
+                    "ConditionExpression": "#status = :started",
+                    "ExpressionAttributeNames": {"#status": "status"},
+                    "ExpressionAttributeValues": {":started": {"S": "started"}},
+                }
+            },
+            *(self._put_event(playbook, event) for event in events),
+            self._increment(playbook, limit),
+        ]
+        try:
+            self._transact(items)
+        except StoreConflict as conflict:
+            if conflict.failed(len(items) - 1) and not any(conflict.failed(n) for n in range(3)):
+                raise RequestsFull from conflict
+            raise
+
+    def expire_open_request(
+        self, playbook: PlaybookRef, run_id: str, event: Event, *, due_by: str | None
+    ) -> None:
+        """End an open request as ``expired`` without ending its run (an agent run goes on: the model is
+        told), with ``request_expired`` and the counter's decrement. With ``due_by``, only a request whose
+        expiry is not after it. :class:`StoreConflict` when it is no longer open (or not yet due)."""
+        condition = "#state = :open"
+        names = {
+            "#state": "state",
+            "#ended_at": "ended_at",
+            "#gpk": _LIST.partition_key,
+            "#gsk": _LIST.sort_key,
+        }
+        values: dict[str, AttributeValueTypeDef] = {
+            ":open": {"S": "open"},
+            ":expired": {"S": "expired"},
+            ":at": {"S": event.at},
+        }
+        if due_by is not None:
+            condition += " AND #expires_at <= :due_by"
+            names["#expires_at"] = "expires_at"
+            values[":due_by"] = {"S": due_by}
+        request: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(run_id)),
+                "UpdateExpression": "SET #state = :expired, #ended_at = :at REMOVE #gpk, #gsk",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+        self._transact([request, self._put_event(playbook, event), self._decrement(playbook)])
+
     def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
         values: dict[str, Any] = {
             TABLE.partition_key: playbook_key(playbook),
@@ -587,6 +699,8 @@ class DynamoRunStore:
         }
         if request.delivery is not None:
             values["delivery"] = _json(request.delivery.as_json())
+        if request.asked is not None:
+            values["asked"] = _json(request.asked)
         return {
             "Put": {
                 "TableName": self._table,
@@ -677,6 +791,24 @@ class DynamoRunStore:
             }
         }
 
+    def _increment(self, playbook: PlaybookRef, limit: int) -> TransactWriteItemTypeDef:
+        """The open-requests counter's increment, while it is under ``limit``."""
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), COUNTER_KEY),
+                "UpdateExpression": "SET #count = if_not_exists(#count, :zero) + :one, #kind = :kind",
+                "ConditionExpression": "attribute_not_exists(#count) OR #count < :limit",
+                "ExpressionAttributeNames": {"#count": "count", "#kind": "kind"},
+                "ExpressionAttributeValues": {
+                    ":zero": {"N": "0"},
+                    ":one": {"N": "1"},
+                    ":limit": {"N": str(limit)},
+                    ":kind": {"S": "counter"},
+                },
+            }
+        }
+
     def _decrement(self, playbook: PlaybookRef) -> TransactWriteItemTypeDef:
         return {
             "Update": {
@@ -692,14 +824,17 @@ class DynamoRunStore:
         """A succeeded run's output: as ``output`` on the item, or in the content store (see above)."""
         return self._kept(playbook, run, "output", run.output)
 
-    def _kept(self, playbook: PlaybookRef, run: Run, name: str, value: Any) -> dict[str, Any]:
+    def _kept(
+        self, playbook: PlaybookRef, run: Run, name: str, value: Any, *, file: str | None = None
+    ) -> dict[str, Any]:
         """A JSON value of the run (its output, record or input): on the item as ``name``, or past
-        64 KiB in the content store as ``{name}_ref`` and ``{name}_size``."""
+        64 KiB in the content store (as ``file``, by default ``name``) as ``{name}_ref`` and
+        ``{name}_size``."""
         text = _json(value)
         size = _size(text)
         if size <= ITEM_CONTENT_MAX:
             return {name: text}
-        key = f"{playbook.org}/{playbook.playbook}/runs/{run.run_id}/{run.attempt}/{name}.json"
+        key = f"{playbook.org}/{playbook.playbook}/runs/{run.run_id}/{run.attempt}/{file or name}.json"
         self._keep(key, text)
         return {f"{name}_ref": key, f"{name}_size": size}
 

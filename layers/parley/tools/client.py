@@ -35,6 +35,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from parley.ports.tools import (
+    REQUIRES_INTERACTION_RESPONSE,
     Bounds,
     ListedTool,
     ServerAddress,
@@ -235,6 +236,9 @@ async def _all_tools(client: Client) -> list[ListedTool]:
                     description=tool.description or "",
                     input_schema=dict(tool.input_schema),
                     read_only=bool(annotations is not None and annotations.read_only_hint),
+                    requires_interaction_response=bool(
+                        (tool.meta or {}).get(REQUIRES_INTERACTION_RESPONSE) is True
+                    ),
                 )
             )
         cursor = page.next_cursor
@@ -257,6 +261,7 @@ def _answer(tool: ListedTool, result: Any, duration_ms: int, jsonrpc_id: str | i
     shown = result.model_dump(mode="json", by_alias=True, exclude_none=True)
     whole = {key: shown[key] for key in ("content", "structuredContent", "isError") if key in shown}
     whole.setdefault("isError", bool(result.is_error))
+    meta = shown.get("_meta")
     content = whole.get("content") or []
     answer, text = answer_of(result.structured_content, content)
     return ToolAnswer(
@@ -267,6 +272,7 @@ def _answer(tool: ListedTool, result: Any, duration_ms: int, jsonrpc_id: str | i
         result=whole,
         duration_ms=duration_ms,
         jsonrpc_id=jsonrpc_id,
+        meta=dict(meta) if isinstance(meta, dict) else None,
     )
 
 

@@ -39,7 +39,7 @@ def moto_sfn() -> Iterator[tuple[Any, str]]:
         client = _client()
         arn = client.create_state_machine(
             name="parley-test-runs",
-            definition=state_machine_json(f"{LAMBDA}-wait", f"{LAMBDA}-settle"),
+            definition=state_machine_json(f"{LAMBDA}-wait", f"{LAMBDA}-settle", f"{LAMBDA}-reason"),
             roleArn=f"arn:aws:iam::{ACCOUNT}:role/runs",
             type="STANDARD",
         )["stateMachineArn"]

@@ -1,5 +1,6 @@
 """The local executor: moto runs the state machine of ``parley.infrastructure.state_machine``, its Lambda
-tasks routed to stand-in wait and settle handlers (the real ones are exercised in ``test_server``)."""
+tasks routed to stand-in wait, settle and reason handlers (the real ones are exercised in
+``test_server``)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,18 @@ RUN = RunKey("acme", "campaigns", "7f1c1a8e-3f3b-4c63-9a40-0b4b3bfcd2a1")
 
 
 class Functions:
-    """Stand-ins for the wait and settle functions: they record what they were called with."""
+    """Stand-ins for the wait, settle and reason functions: they record what they were called with.
+
+    Settle answers ``outcomes`` in turn (then ``settled``): a word as the real one does, ``{"run",
+    "outcome"}``, anything else as it is. Reason answers ``on_reason(event)``.
+    """
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.tokens: dict[str, str] = {}  # run id -> token
         self.on_wait: Callable[[Any], Any] = lambda event: {"outcome": "parked"}
+        self.outcomes: list[Any] = []
+        self.on_reason: Callable[[Any], Any] = lambda event: {"run": event["run"], "outcome": "succeeded"}
         self.settle_seconds = 0.0
         self.lock = threading.Lock()
 
@@ -38,10 +45,13 @@ class Functions:
         if name == "wait":
             self.tokens[event["run"]["run_id"]] = event["token"]
             return self.on_wait(event)
+        if name == "reason":
+            return self.on_reason(event)
         time.sleep(self.settle_seconds)  # a settle step that takes a while: settle() must wait for it
         with self.lock:
             self.calls.append(("settled", event))
-        return {"outcome": "settled"}
+            outcome = self.outcomes.pop(0) if self.outcomes else "settled"
+        return {"run": event["run"], "outcome": outcome} if isinstance(outcome, str) else outcome
 
     def named(self, name: str) -> list[Any]:
         with self.lock:
@@ -71,7 +81,9 @@ def test_the_state_machine_is_the_one_definition(executor: LocalExecutor) -> Non
     described = executor.client.describe_state_machine(stateMachineArn=executor.adapter.state_machine_arn)
 
     assert json.loads(described["definition"]) == state_machine_definition(
-        executor.function_arn(executor.wait_function), executor.function_arn(executor.settle_function)
+        executor.function_arn(executor.wait_function),
+        executor.function_arn(executor.settle_function),
+        executor.function_arn(executor.reason_function),
     )
     assert described["type"] == "STANDARD"
 
@@ -267,3 +279,218 @@ def test_closing_restores_motos_lambda_and_releases_waiting_executions(functions
         assert LambdaSimpleBackend.invoke is original
         assert executor.status(arn) != "RUNNING"
         assert functions.named("settle") == []  # stopping a run's execution does not settle it
+
+
+# -- a reasoning run that waits, resumes, and may wait again ------------------------------------------------
+
+
+def replies(*answers: Any) -> Callable[[Any], Any]:
+    """A stand-in reason function answering ``answers`` in turn (each a dict, or an exception to raise)."""
+    left = list(answers)
+
+    def reason(event: Any) -> Any:
+        answer = left.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return {"run": event["run"], **answer}
+
+    return reason
+
+
+RESUMED = {"run": RUN.as_json(), "resume": True}
+
+
+def test_a_resumed_run_that_asks_again_parks_on_a_new_token_until_its_last_answer(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    functions.outcomes = ["resume", "resume"]
+    waiting = replies({"outcome": "waiting", "timeout_seconds": 120}, {"outcome": "succeeded"})
+
+    def reason(event: Any) -> Any:
+        # As the real function does for each request it opens: on AWS ExecutionAlreadyExists (here too:
+        # the input differs), which is ignored.
+        if len(functions.named("reason")) == 1:
+            executor.start(RUN, timeout_seconds=120)
+        return waiting(event)
+
+    functions.on_reason = reason
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    first = functions.tokens[RUN.run_id]
+
+    executor.succeed(first, {"answer_id": "a-1"})
+    executor.settle()  # returns once the execution has parked again
+
+    second = functions.tokens[RUN.run_id]
+    assert second != first
+    assert functions.named("wait") == [{"token": t, "run": RUN.as_json()} for t in (first, second)]
+    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-1"}}]
+    assert functions.named("reason") == [RESUMED]
+    assert status(executor) == "RUNNING"
+
+    # A late signal on the spent token changes nothing, and is not waited for.
+    executor.succeed(first, {"answer_id": "a-1"})
+    executor.settle(timeout=5)
+    assert status(executor) == "RUNNING"
+    assert len(functions.named("settled")) == 1
+
+    executor.succeed(second, {"answer_id": "a-2"})
+    executor.settle()
+
+    assert functions.named("settled") == [
+        {"run": RUN.as_json(), "answered": {"answer_id": "a-1"}},
+        {"run": RUN.as_json(), "answered": {"answer_id": "a-2"}},
+    ]
+    assert functions.named("reason") == [RESUMED, RESUMED]
+    assert len(functions.named("wait")) == 2
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_the_next_wait_takes_its_timeout_from_the_resumption(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    # Real clock: moto's own task timeout is the backstop, and the second wait's is the reason
+    # function's timeout_seconds, not the execution's input.
+    functions.outcomes = ["resume"]
+    functions.on_reason = replies({"outcome": "waiting", "timeout_seconds": 1})
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.settle()
+
+    deadline = time.monotonic() + 10
+    while status(executor) == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.02)
+    _, ending = functions.named("settled")
+    assert ending["error"]["Error"] == TIMEOUT_ERROR
+    assert status(executor) == "SUCCEEDED"
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    ["unchanged", "answered", "expired", None, {"run": RUN.as_json()}, {"outcome": 7}],
+    ids=["unchanged", "answered", "expired", "null", "no-outcome", "not-a-word"],
+)
+def test_a_settled_run_that_need_not_resume_ends_without_the_reason_function(
+    executor: LocalExecutor, functions: Functions, outcome: Any
+) -> None:
+    functions.outcomes = [outcome]
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.settle()
+
+    assert len(functions.named("settled")) == 1
+    assert functions.named("reason") == []
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_an_expired_request_settles_the_ending_and_resumes_the_run(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    functions.outcomes = ["resume"]
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    executor.fail(functions.tokens[RUN.run_id], EXPIRED_ERROR, "The request expired.")
+    executor.settle()
+
+    (settled,) = functions.named("settled")
+    assert settled["error"]["Error"] == EXPIRED_ERROR
+    assert functions.named("reason") == [RESUMED]
+    assert status(executor) == "SUCCEEDED"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [RuntimeError("the model call failed"), {"outcome": "rejected"}, {"outcome": "unchanged"}],
+    ids=["failed", "rejected", "unchanged"],
+)
+def test_a_resumption_that_fails_or_does_not_wait_again_ends_the_execution_at_once(
+    executor: LocalExecutor, functions: Functions, answer: Any
+) -> None:
+    # A failure is never run again (the step may send a call a person approved): the run's backstop
+    # ends a run whose work was lost.
+    functions.outcomes = ["resume"]
+    functions.on_reason = replies(answer)
+
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.settle()
+
+    assert functions.named("reason") == [RESUMED]
+    assert len(functions.named("wait")) == 1
+    assert status(executor) == "SUCCEEDED"
+
+
+def test_under_the_manual_clock_each_wait_has_its_own_backstop(functions: Functions) -> None:
+    clock = ManualClock()
+    scheduler = LocalScheduler(clock, lambda work: None)
+    backstop = f"backstop-{RUN.execution_name}"
+    with local_aws():
+        executor = LocalExecutor(functions.invoke, scheduler=scheduler)
+        scheduler.after_each = executor.settle
+        try:
+            functions.outcomes = ["resume"]
+            waiting = replies({"outcome": "waiting", "timeout_seconds": 180})
+
+            def reason(event: Any) -> Any:
+                executor.start(RUN, timeout_seconds=180)  # as the real function, for its new request
+                return waiting(event)
+
+            functions.on_reason = reason
+
+            executor.start(RUN, timeout_seconds=3600)
+            executor.settle()
+            advance(clock, 1000, [scheduler])
+            executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+            executor.settle()
+
+            # The first wait's backstop is gone; the second's counts from the clock's now.
+            assert scheduler.pending() == [(clock.now() + timedelta(seconds=180), backstop)]
+            assert len(functions.named("wait")) == 2
+
+            advance(clock, 179, [scheduler])
+            assert len(functions.named("settled")) == 1
+
+            advance(clock, 1, [scheduler])
+            _, ending = functions.named("settled")
+            assert ending["error"]["Error"] == TIMEOUT_ERROR
+            assert status(executor) == "SUCCEEDED"
+            assert scheduler.pending() == []
+        finally:
+            executor.close()
+
+
+def test_under_the_manual_clock_a_second_start_schedules_the_backstop_again(functions: Functions) -> None:
+    clock = ManualClock()
+    scheduler = LocalScheduler(clock, lambda work: None)
+    backstop = f"backstop-{RUN.execution_name}"
+    with local_aws():
+        executor = LocalExecutor(functions.invoke, scheduler=scheduler)
+        scheduler.after_each = executor.settle
+        try:
+            executor.start(RUN, timeout_seconds=3600)
+            executor.settle()
+            advance(clock, 600, [scheduler])
+
+            executor.start(RUN, timeout_seconds=7200)
+            executor.settle()
+
+            assert scheduler.pending() == [(clock.now() + timedelta(seconds=7200), backstop)]
+            assert len(functions.named("wait")) == 1
+            assert status(executor) == "RUNNING"
+
+            executor.fail(functions.tokens[RUN.run_id], CANCELLED_ERROR, "cancelled")
+            executor.settle()
+            executor.start(RUN, timeout_seconds=3600)  # it ended: nothing to back up
+            executor.settle()
+
+            assert scheduler.pending() == []
+            assert status(executor) == "SUCCEEDED"
+        finally:
+            executor.close()

@@ -427,24 +427,6 @@ def test_a_tool_the_operator_requires_approval_for_needs_ask(
     assert fake.requests_to("/v1/messages") == []
 
 
-def test_a_call_that_waits_for_approval_is_never_sent_unapproved(
-    run: Callable[..., Run], fake: FakeProviders, tools: Any
-) -> None:
-    fake.script(
-        MESSAGES,
-        tool_use(("chat__post_message", {"channel": "C1", "text": "hi"})),
-        Scripted(body=anthropic_text("Not posted.")),
-    )
-    extra = ASK + "approve: [{ tool: chat/post_message, confirmation: 'Post {{ arguments.text }}?' }]\n"
-
-    assert run("[chat/post_message]", extra).output == "Not posted."
-
-    assert tools.calls == []
-    told = fake.requests_to("/v1/messages")[1].body["messages"][-1]["content"][0]
-    assert told["is_error"] is True
-    assert "approval" in json.dumps(told)
-
-
 def test_report_progress_records_one_activity_and_a_bad_message_is_a_tool_error(
     run: Callable[..., Run], service: RunService, fake: FakeProviders
 ) -> None:
@@ -458,7 +440,7 @@ def test_report_progress_records_one_activity_and_a_bad_message_is_a_tool_error(
     done = run("[chat/thread_replies]", ASK)
 
     offered = [tool["name"] for tool in fake.requests_to("/v1/messages")[0].body["tools"]]
-    assert offered == ["chat__thread_replies", "report_progress"]
+    assert offered == ["chat__thread_replies", "request_input", "report_progress"]
     activities = [e["data"] for e in history(service, done.run_id) if e["type"] == "activity_updated"]
     assert [a["message"] for a in activities] == ["Reading the thread.", "Almost done."]
     assert {a["activity_id"] for a in activities} == {f"activity-{done.run_id}"}

@@ -15,9 +15,12 @@ from parley.errors import Problem
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
     from parley.ports.runtime import Runtime
+    from parley.reasoning.asking.approvals import ApprovalRule
     from parley.reasoning.document import ToolReference
     from parley.reasoning.models.providers.base import ToolSpec
     from parley.tools.servers import HeaderSecrets, ResolvedServer
@@ -33,8 +36,10 @@ class OfferedTool:
     tool: ListedTool
     name: str
     spec: ToolSpec
-    #: The operator or the function requires a person's approval before each call of it.
-    needs_approval: bool = False
+    #: How a person approves each call of it, when the operator or the function requires approval.
+    approval: ApprovalRule | None = None
+    #: Every tool its server lists (a continuation of a tool that asks is looked up here).
+    listing: Mapping[str, ListedTool] | None = None
 
 
 def tools_for_run(
@@ -44,13 +49,13 @@ def tools_for_run(
     references: tuple[ToolReference, ...],
     provider_kind: str,
     *,
-    approvals: tuple[str, ...] = (),
+    approvals: Mapping[str, ApprovalRule] | None = None,
     asks: bool = False,
 ) -> tuple[dict[str, OfferedTool], list[str]]:
     """The run's tools by the name the model knows them by, and the warnings of their input schemas;
     or the problem that ends the run before the model is called. ``approvals`` are the function's
-    ``approve`` tools (``server/tool``); with the operator's, they wait for a person's approval, which
-    needs ``ask`` (``asks``)."""
+    ``approve`` rules by ``server/tool``; with the operator's (which win), they wait for a person's
+    approval, which needs ``ask`` (``asks``)."""
     from parley.reasoning.tools.naming import model_names
     from parley.reasoning.tools.offering import schema_warnings_for, tool_spec
     from parley.tools.servers import SecretUnavailable, allowed, check_allowed, server_serving
@@ -102,7 +107,7 @@ def tools_for_run(
                 kind="tool_server_failed",
                 because=failure.because,
             ) from None
-    needing = _needing_approval(chosen, approvals)
+    needing = _needing_approval(chosen, approvals or {})
     if needing and not asks:
         raise Problem(
             "conflict",
@@ -118,19 +123,31 @@ def tools_for_run(
     for key, (server, resolved, tool) in sorted(chosen.items()):
         name = names[key]
         offered[name] = OfferedTool(
-            server, resolved, tool, name, tool_spec(name, tool), f"{server.name}/{tool.name}" in needing
+            server,
+            resolved,
+            tool,
+            name,
+            tool_spec(name, tool),
+            needing.get(f"{server.name}/{tool.name}"),
+            listings[server.name][2] if server.name in listings else None,
         )
         warnings.extend(schema_warnings_for(name, tool.input_schema, provider_kind))
     return offered, warnings
 
 
 def _needing_approval(
-    chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]], approvals: tuple[str, ...]
-) -> set[str]:
-    """The chosen tools (``server/tool``) that wait for approval: the operator's (which a function cannot
-    waive) and the function's own."""
-    needing = {reference for reference in approvals if tuple(reference.split("/", 1)) in chosen}
+    chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]],
+    approvals: Mapping[str, ApprovalRule],
+) -> dict[str, ApprovalRule]:
+    """The chosen tools (``server/tool``) that wait for approval, with their rule: the operator's (which
+    a function cannot waive, and whose confirmation wins) and the function's own."""
+    from parley.reasoning.asking.approvals import ApprovalRule
+
+    needing = {
+        reference: rule for reference, rule in approvals.items() if tuple(reference.split("/", 1)) in chosen
+    }
     for (server_name, tool_name), (server, _, _) in chosen.items():
-        if any(entry.tool == tool_name for entry in server.approve):
-            needing.add(f"{server_name}/{tool_name}")
+        for entry in server.approve:
+            if entry.tool == tool_name:
+                needing[f"{server_name}/{tool_name}"] = ApprovalRule(entry.confirmation, entry.preview)
     return needing

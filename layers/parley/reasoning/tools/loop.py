@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.dynamo import StoreConflict
 from parley.errors import Problem
-from parley.ports.tools import ToolNotOffered, ToolServerFailure
+from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.reasoning.models.providers.base import (
     ModelAnswer,
     ModelCallFailed,
@@ -48,12 +48,17 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.ports.runtime import Runtime
     from parley.ports.tools import ToolAnswer
+    from parley.reasoning.asking.requests import Asker
     from parley.reasoning.tools.before import OfferedTool
-    from parley.runs.model import Run
+    from parley.runs.model import Request, Run
     from parley.runs.store import DynamoRunStore
 
 #: The key of the run id in each call's ``_meta``.
 RUN_ID_META: Final = "auto.on/run_id"
+#: A person's answer in each call's ``_meta`` after a question (``agent-runs.md``, "Questions").
+RESPONSE_META: Final = "parley/interaction_response"
+#: A tool's request in its result's ``_meta`` (``agent-runs.md``, "A tool that asks").
+INTERACTION_META: Final = "parley/interaction"
 #: The built-in tool of ``ask.progress`` (``agent-runs.md``, "Progress: report_progress").
 REPORT_PROGRESS: Final = "report_progress"
 PROGRESS_MAX_CHARS: Final = 280
@@ -97,52 +102,126 @@ class ToolLoop:
     #: The tools called, in order (server, tool, read-only).
     called: list[CalledTool] = field(default_factory=list)
     tools_returned_bytes: int = 0
-    _answers: list[ModelAnswer] = field(default_factory=list)
+    #: An agent run (``ask``): opens its requests (``parley.reasoning.asking``); ``None`` otherwise.
+    asker: Asker | None = None
+    #: Seconds the run worked in its earlier segments (its bound counts working time only).
+    worked_before: float = 0.0
+    #: The answer that resumed this segment, sent in every call's ``_meta`` (``agent-runs.md``).
+    response_meta: dict[str, Any] | None = None
+    _usages: list[Usage] = field(default_factory=list)
     _duration_ms: int = 0
+    _turns: list[Turn] = field(default_factory=list)
+    _limits: CallLimits = field(default_factory=CallLimits)
+    _budget: Any = None
+    _last: bool = False
+    #: The model step whose calls are being taken: ``(calls, results so far, room)``.
+    _step: tuple[tuple[ToolCall, ...], list[ToolResult], int | None] | None = None
+    _began: float = field(default_factory=time.monotonic)
 
     def steps(self, first: ModelRequest) -> Steps:
         """Run the steps from ``first`` (the rendered prompt, the tools offered); the final answer, or
-        the problem that ends the run (raised)."""
+        the problem that ends the run (raised), or ``RunWaits`` once the run asks a person."""
         from parley.reasoning.tools.budget import Budget
+
+        self._budget = Budget(self.max_input_tokens)
+        return self._go(first)
+
+    def resume(self, first: ModelRequest, state: dict[str, Any], request: Request) -> Steps:
+        """Go on from ``state`` (kept when the run asked) with the request's ending: the asked call's
+        result from the answer (or the expiry), the step's other calls, then the steps."""
+        from parley.reasoning.asking.state import result_from, turn_from, usage_from
+        from parley.reasoning.tools.budget import Budget
+
+        self._turns = [turn_from(turn) for turn in state["turns"]]
+        self._limits = CallLimits.from_json(state["limits"])
+        self._budget = Budget.from_json(state["budget"])
+        self._last = bool(state["last"])
+        self._usages = [usage_from(usage) for usage in state["usages"]]
+        self._duration_ms = int(state["duration_ms"])
+        self.tools_returned_bytes = int(state["tools_returned_bytes"])
+        step = state["step"]
+        from parley.reasoning.asking.state import call_from
+
+        calls = tuple(call_from(call) for call in step["calls"])
+        self._step = (calls, [result_from(result) for result in step["results"]], step["room"])
+        from parley.reasoning.tools.asking import settle_pending
+
+        result = settle_pending(self, state["pending"], request)
+        self._step[1].append(result)
+        return self._go(first)
+
+    def _go(self, first: ModelRequest) -> Steps:
         from parley.reasoning.tools.last_step import last_step_message
 
-        limits = CallLimits()
-        budget = Budget(self.max_input_tokens)
-        turns: list[Turn] = []
+        budget = self._budget
         specs = tuple(tool.spec for tool in self.offered.values())
+        if self.asker is not None:
+            from parley.reasoning.asking.questions import request_input_spec
+
+            specs = (*specs, request_input_spec())
         if self.progress:
             specs = (*specs, _progress_spec())
-        last = False
         while True:
-            if last:
-                request = replace(first, message=last_step_message(first.message, turns), turns=(), tools=())
-            else:
-                request = replace(first, turns=tuple(turns), tools=specs)
-            answer = self._model(request)
-            sent = _request_bytes(request)
-            budget.after_step(input_tokens(answer.usage), sent)
-            if not answer.tool_calls:
-                return Steps(answer, self._usage(), self._duration_ms)
-            if last:
-                raise self._cannot_finish(
-                    "no_answer",
-                    "The model asked for a tool in the run's last step, which is made without tools, so it "
-                    "gave no answer.",
+            if self._step is None:
+                if self._last:
+                    message = last_step_message(first.message, self._turns)
+                    request = replace(first, message=message, turns=(), tools=())
+                else:
+                    request = replace(first, turns=tuple(self._turns), tools=specs)
+                answer = self._model(request)
+                sent = _request_bytes(request)
+                budget.after_step(input_tokens(answer.usage), sent)
+                if not answer.tool_calls:
+                    return Steps(answer, self._usage(), self._duration_ms)
+                if self._last:
+                    raise self._cannot_finish(
+                        "no_answer",
+                        "The model asked for a tool in the run's last step, which is made without tools, so "
+                        "it gave no answer.",
+                    )
+                self._turns.append(
+                    Turn(
+                        "assistant",
+                        text=answer.text,
+                        tool_calls=answer.tool_calls,
+                        provider_state=answer.provider_state,
+                    )
                 )
+                room = self._room(answer, len(answer.tool_calls), sent)
+                self._step = (answer.tool_calls, [], room)
+            calls, results, room = self._step
+            while len(results) < len(calls):
+                results.append(self._result(calls[len(results)], self._limits, room))
+            self._turns.append(Turn("tool", results=tuple(results)))
+            self._step = None
+            added = _turn_bytes(self._turns[-2]) + _turn_bytes(self._turns[-1])
+            self._last = self._limits.spent() or budget.next_is_last(budget.estimate_next(added))
 
-            turns.append(
-                Turn(
-                    "assistant",
-                    text=answer.text,
-                    tool_calls=answer.tool_calls,
-                    provider_state=answer.provider_state,
-                )
-            )
-            room = self._room(answer, len(answer.tool_calls), sent)
-            results = [self._result(call, limits, room) for call in answer.tool_calls]
-            turns.append(Turn("tool", results=tuple(results)))
-            added = _turn_bytes(turns[-2]) + _turn_bytes(turns[-1])
-            last = limits.spent() or budget.next_is_last(budget.estimate_next(added))
+    def snapshot(self, pending: dict[str, Any]) -> dict[str, Any]:
+        """The work's state while it waits for ``pending`` (the asked call): everything ``resume`` needs."""
+        from parley.reasoning.asking.state import call_json, result_json, turn_json, usage_json
+
+        assert self._step is not None
+        calls, results, room = self._step
+        return {
+            "turns": [turn_json(turn) for turn in self._turns],
+            "limits": self._limits.as_json(),
+            "budget": self._budget.as_json(),
+            "last": self._last,
+            "usages": [usage_json(usage) for usage in self._usages],
+            "duration_ms": self._duration_ms,
+            "tools_returned_bytes": self.tools_returned_bytes,
+            "worked_seconds": self.worked_seconds(),
+            "step": {
+                "calls": [call_json(call) for call in calls],
+                "results": [result_json(result) for result in results],
+                "room": room,
+            },
+            "pending": pending,
+        }
+
+    def worked_seconds(self) -> float:
+        return self.worked_before + (time.monotonic() - self._began)
 
     # --- the model ---------------------------------------------------------------------------------
 
@@ -153,14 +232,14 @@ class ToolLoop:
             raise self._bound()
         request = replace(request, timeout_seconds=min(request.timeout_seconds, left))
         began = time.monotonic()
-        silent = self._watch_silence(len(self._answers) + 1) if self.activity else None
+        silent = self._watch_silence(len(self._usages) + 1) if self.activity else None
         try:
             answer = self.call(request)
         except ModelCallFailed as failure:
             if failure.kind == "too_long":
                 from parley.reasoning.tools.endings import request_too_long
 
-                last = input_tokens(self._answers[-1].usage) if self._answers else None
+                last = input_tokens(self._usages[-1]) if self._usages else None
                 raise request_too_long(failure.detail, self.tools_returned_bytes, last) from None
             if not self.called:
                 from parley.reasoning.failures import failure_problem
@@ -171,7 +250,7 @@ class ToolLoop:
             self._duration_ms += round((time.monotonic() - began) * 1000)
             if silent is not None:
                 silent.set()
-        self._answers.append(answer)
+        self._usages.append(answer.usage)
         return answer
 
     def _watch_silence(self, step: int) -> threading.Event:
@@ -200,7 +279,7 @@ class ToolLoop:
     def _usage(self) -> Usage:
 
         def total(name: str) -> int | None:
-            values = [getattr(answer.usage, name) for answer in self._answers]
+            values = [getattr(usage, name) for usage in self._usages]
             return None if any(value is None for value in values) else sum(values)
 
         return Usage(
@@ -217,7 +296,7 @@ class ToolLoop:
 
         return room_per_call(
             self.context_window,
-            self.max_input_tokens - sum(input_tokens(a.usage) or 0 for a in self._answers),
+            self.max_input_tokens - sum(input_tokens(usage) or 0 for usage in self._usages),
             input_tokens(answer.usage),
             answer.usage.output_text,
             sent,
@@ -232,17 +311,14 @@ class ToolLoop:
 
         if self.progress and call.name == REPORT_PROGRESS:
             return self._report_progress(call)
+        if self.asker is not None:
+            from parley.reasoning.asking.questions import REQUEST_INPUT
+
+            if call.name == REQUEST_INPUT:
+                from parley.reasoning.tools.asking import ask_question
+
+                return ask_question(self, call)
         tool = self.offered.get(call.name)
-        if tool is not None and tool.needs_approval:
-            # A person approves each call of this tool first; this run cannot wait for one, so the call
-            # is not made (never sent without approval), and the model is told.
-            return ToolResult(
-                call.id,
-                call.name,
-                f"This call was not made: {tool.server.name}/{tool.tool.name} waits for a person's approval "
-                "before each call, which this run cannot get. Answer without it.",
-                True,
-            )
         if tool is None:
             return ToolResult(
                 call.id,
@@ -257,20 +333,39 @@ class ToolLoop:
         refusal = limits.check(call.name, call.arguments)
         if refusal is not None:
             return refusal.result_for(call)
+        if tool.approval is not None and self.asker is not None:
+            from parley.reasoning.tools.asking import ask_approval
+
+            return ask_approval(self, call, tool)
         number = limits.record(call.name, call.arguments)
         return self._send(call, tool, number, limits, room)
 
     def _send(
-        self, call: ToolCall, tool: OfferedTool, number: int, limits: CallLimits, room: int | None
+        self,
+        call: ToolCall,
+        tool: OfferedTool,
+        number: int | None,
+        limits: CallLimits,
+        room: int | None,
+        *,
+        listed: ListedTool | None = None,
+        extra_meta: dict[str, Any] | None = None,
     ) -> ToolResult:
+        """Record and send the call (to ``listed``, a continuation of the tool's server, when given), and
+        give the model its result; ``number`` is the call's among the run's 25 (``None``: not one)."""
         from parley.documents.json_schema import json_size
         from parley.tools.recording import failed_data, started_data
 
+        target = listed if listed is not None else tool.tool
         arguments = dict(call.arguments or {})
         call_id = str(uuid.uuid4())
-        data = started_data(tool.server, tool.resolved, call_id, tool.tool, arguments, json_size(arguments))
-        data.update({"number": number, "model_call_id": call.id})
-        called = CalledTool(tool.server.name, tool.tool.name, tool.tool.read_only)
+        data = started_data(tool.server, tool.resolved, call_id, target, arguments, json_size(arguments))
+        data.update({"model_call_id": call.id})
+        if number is not None:
+            data["number"] = number
+        if listed is not None:
+            data["continuation"] = True
+        called = CalledTool(tool.server.name, target.name, target.read_only)
         started = run_event(
             events.TOOL_CALL_STARTED, self.runtime.clock.now(), self.run.run_id, data, step=events.WORK_STEP
         )
@@ -279,11 +374,14 @@ class ToolLoop:
         except StoreConflict:
             raise RunWorkEnded from None
         self.called.append(called)
-        meta = {RUN_ID_META: self.run.run_id}
+        meta: dict[str, Any] = {RUN_ID_META: self.run.run_id}
+        if self.response_meta is not None:
+            meta[RESPONSE_META] = self.response_meta
+        meta.update(extra_meta or {})
         while True:
             try:
                 answer = self.runtime.tool_client.call_tool(
-                    tool.resolved.address, tool.tool.name, arguments, meta=meta
+                    tool.resolved.address, target.name, arguments, meta=meta
                 )
                 break
             except ToolNotOffered as not_offered:
@@ -298,14 +396,18 @@ class ToolLoop:
             if wait is not None and time.monotonic() + wait < self.deadline:
                 self.sleep(wait)
                 continue
-            ended = failed_data(tool.server, tool.resolved, call_id, tool.tool.name, failure)
-            self._record(events.TOOL_CALL_FAILED, ended)
+            ended = failed_data(tool.server, tool.resolved, call_id, target.name, failure)
+            self.record(events.TOOL_CALL_FAILED, ended)
             if limits.server_failed():
                 raise self._cannot_finish(
                     "server_failed", f"Tool servers failed {limits.server_failures} times in this run."
                 )
             words = tool.resolved.scrub(failure.detail)
             return ToolResult(call.id, call.name, f"The call failed: {words}", True)
+        if self.asker is not None and answer.meta and INTERACTION_META in answer.meta:
+            from parley.reasoning.tools.asking import tool_asks
+
+            return tool_asks(self, call, tool, call_id, answer)
         return self._answered(call, tool, call_id, answer, room)
 
     def _answered(
@@ -320,7 +422,7 @@ class ToolLoop:
         data = answered_data(tool.server, tool.resolved, call_id, answer)
         if shown_bytes < len(text.encode("utf-8", "surrogatepass")):
             data["shown_bytes"] = shown_bytes
-        self._record(events.TOOL_CALL_ANSWERED, data)
+        self.record(events.TOOL_CALL_ANSWERED, data)
         return ToolResult(call.id, call.name, shown, answer.is_error)
 
     def _report_progress(self, call: ToolCall) -> ToolResult:
@@ -341,9 +443,9 @@ class ToolLoop:
 
     def _activity(self, message: str, by: str) -> None:
         data = {"activity_id": f"activity-{self.run.run_id}", "message": message, "by": by}
-        self._record(events.ACTIVITY_UPDATED, data)
+        self.record(events.ACTIVITY_UPDATED, data)
 
-    def _record(self, kind: str, data: dict[str, Any]) -> None:
+    def record(self, kind: str, data: dict[str, Any]) -> None:
         event = run_event(kind, self.runtime.clock.now(), self.run.run_id, data, step=events.WORK_STEP)
         self.store.record_events(self.playbook, [event])
 

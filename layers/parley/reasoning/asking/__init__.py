@@ -1,0 +1,1 @@
+"""Agent runs asking a person (agent-runs.md)."""
