@@ -100,6 +100,26 @@ def anthropic_text(
     }
 
 
+def anthropic_tool_steps(*calls: tuple[str, dict[str, Any]], text: str = "") -> Scripted:
+    """One Messages API step asking for ``calls`` (model-facing name, arguments), in order, after
+    ``text`` when given."""
+    import uuid
+
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for number, (name, arguments) in enumerate(calls, start=1):
+        content.append(
+            {
+                "type": "tool_use",
+                "id": f"toolu_{uuid.uuid4().hex[:8]}_{number}",
+                "name": name,
+                "input": arguments,
+            }
+        )
+    body = anthropic_text("", stop_reason="tool_use")
+    body["content"] = content
+    return Scripted(body=body)
+
+
 def anthropic_tool_use(
     name: str, arguments: dict[str, Any], *, tool_use_id: str = "toolu_fake", model: str = "claude-test"
 ) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
+from fake_providers import anthropic_tool_steps as tool_use
 from mcp_servers import running_tool_server
 from tool_serving import serving_manually
 
@@ -32,15 +33,6 @@ ask: {{ to: '{{{{ input.owner }}}}', expires: P3D }}
 {extra}---
 Do this: {{{{ input.task }}}}
 """
-
-
-def tool_use(*calls: tuple[str, dict[str, Any]]) -> Scripted:
-    body = anthropic_text("", stop_reason="tool_use")
-    body["content"] = [
-        {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}_{n}", "name": name, "input": arguments}
-        for n, (name, arguments) in enumerate(calls, start=1)
-    ]
-    return Scripted(body=body)
 
 
 @pytest.fixture(scope="module")

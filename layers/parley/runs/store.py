@@ -357,32 +357,7 @@ class DynamoRunStore:
         its event and the counter's decrement. With ``due_by``, only a request whose expiry is not after
         it. :class:`StoreConflict` when the request is no longer open (or not yet due)."""
         assert run.finished_at is not None
-        condition = "#state = :open"
-        names = {
-            "#state": "state",
-            "#ended_at": "ended_at",
-            "#gpk": _LIST.partition_key,
-            "#gsk": _LIST.sort_key,
-        }
-        values: dict[str, AttributeValueTypeDef] = {
-            ":open": {"S": "open"},
-            ":state": {"S": state},
-            ":at": {"S": run.finished_at},
-        }
-        if due_by is not None:
-            condition += " AND #expires_at <= :due_by"
-            names["#expires_at"] = "expires_at"
-            values[":due_by"] = {"S": due_by}
-        request: TransactWriteItemTypeDef = {
-            "Update": {
-                "TableName": self._table,
-                "Key": item_key(playbook_key(playbook), request_key(run.run_id)),
-                "UpdateExpression": "SET #state = :state, #ended_at = :at REMOVE #gpk, #gsk",
-                "ConditionExpression": condition,
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": values,
-            }
-        }
+        request = self._leave_open(playbook, run.run_id, state, run.finished_at, due_by)
         self._transact(
             [
                 request,
@@ -601,32 +576,7 @@ class DynamoRunStore:
         """End an open request as ``expired`` without ending its run (an agent run goes on: the model is
         told), with ``request_expired`` and the counter's decrement. With ``due_by``, only a request whose
         expiry is not after it. :class:`StoreConflict` when it is no longer open (or not yet due)."""
-        condition = "#state = :open"
-        names = {
-            "#state": "state",
-            "#ended_at": "ended_at",
-            "#gpk": _LIST.partition_key,
-            "#gsk": _LIST.sort_key,
-        }
-        values: dict[str, AttributeValueTypeDef] = {
-            ":open": {"S": "open"},
-            ":expired": {"S": "expired"},
-            ":at": {"S": event.at},
-        }
-        if due_by is not None:
-            condition += " AND #expires_at <= :due_by"
-            names["#expires_at"] = "expires_at"
-            values[":due_by"] = {"S": due_by}
-        request: TransactWriteItemTypeDef = {
-            "Update": {
-                "TableName": self._table,
-                "Key": item_key(playbook_key(playbook), request_key(run_id)),
-                "UpdateExpression": "SET #state = :expired, #ended_at = :at REMOVE #gpk, #gsk",
-                "ConditionExpression": condition,
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": values,
-            }
-        }
+        request = self._leave_open(playbook, run_id, "expired", event.at, due_by)
         self._transact([request, self._put_event(playbook, event), self._decrement(playbook)])
 
     def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
@@ -786,6 +736,38 @@ class DynamoRunStore:
                 "Key": item_key(playbook_key(playbook), run_key(run.run_id)),
                 "UpdateExpression": update,
                 "ConditionExpression": "#status = :started",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    def _leave_open(
+        self, playbook: PlaybookRef, run_id: str, state: str, at: str, due_by: str | None
+    ) -> TransactWriteItemTypeDef:
+        """The request from ``open`` to ``state`` at ``at``, out of the list; with ``due_by``, only a
+        request whose expiry is not after it."""
+        condition = "#state = :open"
+        names = {
+            "#state": "state",
+            "#ended_at": "ended_at",
+            "#gpk": _LIST.partition_key,
+            "#gsk": _LIST.sort_key,
+        }
+        values: dict[str, AttributeValueTypeDef] = {
+            ":open": {"S": "open"},
+            ":state": {"S": state},
+            ":at": {"S": at},
+        }
+        if due_by is not None:
+            condition += " AND #expires_at <= :due_by"
+            names["#expires_at"] = "expires_at"
+            values[":due_by"] = {"S": due_by}
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": item_key(playbook_key(playbook), request_key(run_id)),
+                "UpdateExpression": "SET #state = :state, #ended_at = :at REMOVE #gpk, #gsk",
+                "ConditionExpression": condition,
                 "ExpressionAttributeNames": names,
                 "ExpressionAttributeValues": values,
             }

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import pytest
 from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
+from fake_providers import anthropic_tool_steps as tool_use
 
 from parley.clock import ManualClock
 from parley.config import parse_operator_config
@@ -43,15 +44,6 @@ tools: {tools}
 {extra}---
 Question: {{{{ input.question }}}}
 """
-
-
-def tool_use(*calls: tuple[str, dict[str, Any]]) -> Scripted:
-    body = anthropic_text("", stop_reason="tool_use")
-    body["content"] = [
-        {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:8]}_{n}", "name": name, "input": arguments}
-        for n, (name, arguments) in enumerate(calls, start=1)
-    ]
-    return Scripted(body=body)
 
 
 @dataclass
@@ -111,18 +103,6 @@ class Schedules:
 
     def cancel(self, name: str) -> None:
         self.schedules.pop(name, None)
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    with FakeProviders() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(providers: FakeProviders) -> FakeProviders:
-    providers.reset()
-    return providers
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -87,18 +87,6 @@ models:
       api_key: gw-secret-key-987
       structured_outputs: true
 """
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    with FakeProviders() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(providers: FakeProviders) -> FakeProviders:
-    providers.reset()
-    return providers
 
 
 @pytest.fixture

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
+from fake_providers import anthropic_tool_steps as tool_use
 
 from parley.clock import ManualClock
 from parley.config import CatalogEntry, parse_operator_config
@@ -34,35 +35,6 @@ tools: {tools}
 {{% system %}}Use the tools to answer.{{% endsystem %}}
 Question: {{{{ input.question }}}}
 """
-
-
-def tool_use(*calls: tuple[str, dict[str, Any]], text: str = "") -> Scripted:
-    """One model step asking for ``calls`` (name, arguments), as the Messages API answers it."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    for number, (name, arguments) in enumerate(calls, start=1):
-        content.append(
-            {
-                "type": "tool_use",
-                "id": f"toolu_{uuid.uuid4().hex[:8]}_{number}",
-                "name": name,
-                "input": arguments,
-            }
-        )
-    body = anthropic_text("", stop_reason="tool_use")
-    body["content"] = content
-    return Scripted(body=body)
-
-
-@pytest.fixture(scope="module")
-def providers() -> Iterator[FakeProviders]:
-    with FakeProviders() as fake:
-        yield fake
-
-
-@pytest.fixture
-def fake(providers: FakeProviders) -> FakeProviders:
-    providers.reset()
-    return providers
 
 
 @pytest.fixture
