@@ -7,7 +7,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import create_definition, import_time, reasoning, replies, runs, tool_runs
+from benchmarks import agent_runs, create_definition, import_time, reasoning, replies, runs, tool_runs
 
 
 def main() -> None:
@@ -68,6 +68,8 @@ def main() -> None:
     reasoning.report()
     print()
     tool_runs.report()
+    print()
+    agent_runs.report()
 
 
 if __name__ == "__main__":

@@ -62,17 +62,20 @@ tool_servers:
 
 
 @contextmanager
-def serving_manually(config: Path, log: Path, ready_within: float = 20.0) -> Iterator[str]:
+def serving_manually(
+    config: Path, log: Path, ready_within: float = 20.0, data: Path | None = None
+) -> Iterator[str]:
     """``parley serve --clock manual`` with the operator configuration ``config``, in a subprocess that
     writes to ``log`` (AWS variables and INTERACTION_OPEN_REQUESTS left out of its environment); its URL
-    once it answers. Stopped on exit, and it must stop cleanly."""
+    once it answers. Stopped on exit, and it must stop cleanly. It keeps its data in ``data`` (none by
+    default: each test's server starts empty)."""
     port = free_port()
     command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
-               "--config", str(config)]  # fmt: skip
+               "--config", str(config), "--data", str(data) if data is not None else "none"]  # fmt: skip
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k != "INTERACTION_OPEN_REQUESTS"
     }
-    with log.open("wb") as sink:
+    with log.open("ab") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     started = time.monotonic()

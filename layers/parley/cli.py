@@ -38,6 +38,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="real",
         help="manual: time stands still until POST /_local/clock/advance moves it (default: real)",
     )
+    serve.add_argument(
+        "--data",
+        default=".parley",
+        metavar="DIR",
+        help="folder where definitions, runs, requests, pending work and the manual clock are kept across "
+        "restarts (default: .parley of the current folder; 'none': forget everything when it stops)",
+    )
     add_demo_chat(commands)
     add_demo_model(commands)
     return parser
@@ -88,7 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         from parley.local.server import ServeOptions, serve
 
-        return serve(ServeOptions(host=args.host, port=args.port, config=args.config, clock=args.clock))
+        data = None if args.data.lower() == "none" else Path(args.data)
+        return serve(
+            ServeOptions(host=args.host, port=args.port, config=args.config, clock=args.clock, data=data)
+        )
     if args.command == "demo-chat":
         if args.demo_command == "reply":
             from parley.demo.reply import ReplyOptions, reply

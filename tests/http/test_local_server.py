@@ -65,6 +65,8 @@ def start_server(tmp: Path, clock: str) -> Server:
         str(port),
         "--config",
         str(config),
+        "--data",
+        "none",
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     started = time.monotonic()

@@ -76,11 +76,12 @@ class _Serialized:
 
 
 @functools.cache
-def _moto_lock() -> threading.RLock:
+def moto_lock() -> threading.RLock:
+    """The one lock of every serialized client (held across calls, it keeps the table still)."""
     return threading.RLock()
 
 
 def serialized(client: DynamoDBClient, lock: threading.RLock | None = None) -> DynamoDBClient:
     """``client``, applying one request at a time (one lock shared by every wrapped client, as moto's
     backend is shared by the whole process)."""
-    return cast("DynamoDBClient", _Serialized(client, lock or _moto_lock()))
+    return cast("DynamoDBClient", _Serialized(client, lock or moto_lock()))

@@ -87,6 +87,7 @@ class LocalFunctions:
     """Handlers by function name (``wait``, ``settle``, ``timer``), each built on first use."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Handler]]) -> None:
+        self.after_invoke: Callable[[], None] = lambda: None
         self._factories = dict(factories)
         self._handlers: dict[str, Handler] = {}
         self._lock = threading.Lock()
@@ -98,7 +99,8 @@ class LocalFunctions:
             return self._handlers[name]
 
     def invoke(self, name: str, event: Any) -> Any:
-        """Run function ``name`` on ``event``, as one Lambda invocation (in the calling thread)."""
+        """Run function ``name`` on ``event``, as one Lambda invocation (in the calling thread); then
+        ``after_invoke`` (the local data's "something may have changed")."""
         handler = self.handler(name)
         outer = getattr(_invocation, "function", None)
         _invocation.function = name
@@ -109,6 +111,7 @@ class LocalFunctions:
                 del _invocation.function
             else:
                 _invocation.function = outer
+            self.after_invoke()
 
 
 def project_functions(runtime: Any) -> LocalFunctions:

@@ -40,6 +40,8 @@ class _Entry:
     name: str = field(compare=False)
     action: Callable[[], None] = field(compare=False)
     cancelled: bool = field(default=False, compare=False)
+    #: The timer's work of a schedule (``None`` for the runtime's own calls): what a restart gets back.
+    work: dict[str, Any] | None = field(default=None, compare=False)
 
 
 class LocalScheduler:
@@ -67,7 +69,7 @@ class LocalScheduler:
     def schedule(self, name: str, at: datetime, work: Mapping[str, Any]) -> None:
         require_grant(MAY_SCHEDULE, "create a schedule (scheduler:CreateSchedule)")
         event = dict(work)
-        self.call_at(name, at, lambda: self._target(event))
+        self.call_at(name, at, lambda: self._target(event), work=event)
 
     def cancel(self, name: str) -> None:
         require_grant(MAY_SCHEDULE, "delete a schedule (scheduler:DeleteSchedule)")
@@ -83,20 +85,33 @@ class LocalScheduler:
 
     # -- the local runtime's own timed calls -----------------------------------------------------------
 
-    def call_at(self, name: str, at: datetime, action: Callable[[], None]) -> None:
+    def call_at(
+        self, name: str, at: datetime, action: Callable[[], None], *, work: dict[str, Any] | None = None
+    ) -> None:
         """Call ``action`` at ``at`` under ``name`` (ignored while that name is pending, as a schedule is)."""
         if at.tzinfo is None:
             raise ValueError("a schedule's time is timezone-aware")
         with self._changed:
             if name in self._pending:
                 return
-            entry = _Entry(at=at, order=next(self._order), name=name, action=action)
+            entry = _Entry(at=at, order=next(self._order), name=name, action=action, work=work)
             self._pending[name] = entry
             heapq.heappush(self._heap, entry)
             self._changed.notify_all()
 
     def call_later(self, name: str, seconds: float, action: Callable[[], None]) -> None:
         self.call_at(name, self.clock.now() + timedelta(seconds=seconds), action)
+
+    def saved(self) -> list[dict[str, Any]]:
+        """The pending schedules of timer work, as the local data keeps them."""
+        from parley.clock import format_time
+
+        with self._changed:
+            return [
+                {"name": e.name, "at": format_time(e.at), "work": e.work}
+                for e in sorted(self._heap)
+                if not e.cancelled and e.work is not None
+            ]
 
     def pending(self) -> list[tuple[datetime, str]]:
         """What is scheduled, in the order it will run."""

@@ -43,6 +43,7 @@ from parley.errors import Problem
 from parley.local.clock_routes import answer_clock_route, is_clock_path
 from parley.local.events import HttpReply, api_gateway_event, http_reply
 from parley.local.functions import LambdaContext
+from parley.local.persistence import LocalData, Restored, saved_clock
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
@@ -58,6 +59,8 @@ class ServeOptions:
     port: int = 8000
     config: Path | None = None
     clock: ClockMode = "real"
+    #: The data folder (``parley.local.persistence``); ``None``: nothing kept past the server's life.
+    data: Path | None = None
 
 
 class LocalServer:
@@ -76,7 +79,10 @@ class LocalServer:
 
         self.options = options
         manual = options.clock == "manual"
-        self.clock: Clock = ManualClock() if manual else SystemClock()
+        kept = saved_clock(options.data) if manual and options.data is not None else None
+        self.clock: Clock = ManualClock(kept) if manual else SystemClock()
+        self.data: LocalData | None = None
+        self.restored: Restored | None = None
         self.lock = threading.RLock()
         # Listen first: a port in use fails before anything else is set up.
         self.httpd = _HttpServer((options.host, options.port), _RequestHandler)
@@ -105,21 +111,64 @@ class LocalServer:
             # holding the server (the condition releases the lock while it waits).
             self.runtime.pause = threading.Condition(self.lock).wait
             self.handler = build_handler(self.runtime)
+            if options.data is not None:
+                self._load_data(options.data, client, table)
         except BaseException:
             self.httpd.server_close()
             if hasattr(self, "executor"):
                 self.executor.close()
             raise
 
+    def _load_data(self, folder: Path, client: Any, table: str) -> None:
+        """Put back what the data folder kept, keep it from now on (every function's invocation and
+        every request that may write marks it changed)."""
+        from parley.local.aws import moto_lock
+        from parley.local.persistence import LocalData
+
+        assert self.runtime.content is not None
+        data = LocalData(
+            folder,
+            client=client,
+            table=table,
+            content=self.runtime.content,  # type: ignore[arg-type]
+            scheduler=self.scheduler,
+            clock_now=self.clock.now,
+            lock=moto_lock(),
+        )
+        self.restored = data.load()
+        self.functions.after_invoke = data.changed
+        self.data = data
+
     def start_background(self) -> None:
         """Once serving: create the state machine in the background, and with the real clock run timed
         work on time from now on (the manual clock waits for the advance call)."""
         self.executor.prepare()
+        if self.data is not None:
+            if self.restored is not None:
+                threading.Thread(target=self._revive, name="parley-revive", daemon=True).start()
+            self.data.start()
         if not isinstance(self.clock, ManualClock):
             self.scheduler.start(self.lock)
 
+    def _revive(self) -> None:
+        """Start again the execution of every open request the data folder kept (the old ones died with
+        the process); each parks on a new token, so answers, expiries and cancels end their waits."""
+        from parley.runs.service import run_service
+
+        runs = run_service(self.runtime)
+        assert self.data is not None
+        for playbook, request in self.data.open_requests():
+            try:
+                with self.lock:
+                    runs.start_waiting(playbook, request)
+            except Exception:  # one request that cannot wait again does not stop the others
+                LOG.exception("the open request of run %s could not wait again", request.run_id)
+        self._settle()
+
     def close(self) -> None:
         self.scheduler.stop()
+        if self.data is not None:
+            self.data.close()
         self.executor.close()
 
     @property
@@ -144,6 +193,8 @@ class LocalServer:
                 result = problem_result(internal_problem(exc, path=event["path"]))
             self._settle()
             self._run_work_due_now()
+            if self.data is not None and event.get("httpMethod") not in ("GET", "HEAD"):
+                self.data.changed()
         return http_reply(result)
 
     def _run_work_due_now(self) -> None:
@@ -287,6 +338,12 @@ def serve(options: ServeOptions) -> int:
     except ValueError as exc:
         print(f"parley serve: {exc}", file=sys.stderr)
         return 2
+    if options.data is not None and options.data.exists() and not options.data.is_dir():
+        print(
+            f"parley serve: --data {options.data} is a file; name a folder, or pass --data none",
+            file=sys.stderr,
+        )
+        return 2
     if not operator.principals:
         print(
             "parley serve: no principals are configured, so every call answers 401; "
@@ -306,6 +363,7 @@ def serve(options: ServeOptions) -> int:
             def announce(server: LocalServer) -> None:
                 print(
                     f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
+                    f"data: {_data_words(options.data, server.restored)}, "
                     f"ready in {time.monotonic() - started:.1f} s)",
                     flush=True,
                 )
@@ -321,3 +379,12 @@ def serve(options: ServeOptions) -> int:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     return 0
+
+
+def _data_words(folder: Path | None, restored: Restored | None) -> str:
+    """Where the server keeps its data, for the start-up line."""
+    if folder is None:
+        return "none, forgotten when it stops"
+    if restored is None:
+        return f"{folder}/ (new)"
+    return f"{folder}/ ({restored.items} items, {restored.schedules} schedules restored)"
