@@ -56,13 +56,21 @@ def main(argv: list[str]) -> None:
     from aws_cdk import App
 
     from parley_cdk.application import build
+    from parley_cdk.options import OptionsError
+    from parley_cdk.summary import summary_lines
 
     # Outside the CLI (which sets CDK_OUTDIR) an App writes to a temporary folder: use the CLI's place.
     outdir = Path(os.environ.get("CDK_OUTDIR") or HERE / "cdk.out")
     app = App(outdir=str(outdir), context=context)
-    build(app)
+    try:
+        build(app)
+    except OptionsError as exc:  # a bad -c option: its one line, not a traceback
+        print(f"synth: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     app.synth()
     prune_unreferenced_assets(outdir)
+    for line in summary_lines(outdir):
+        print(line)
 
 
 if __name__ == "__main__":
