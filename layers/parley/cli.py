@@ -55,8 +55,8 @@ def add_demo_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         "demo-chat",
         help="serve a chat tool server (MCP) to deliver to and answer from, with a page at /",
         description="Serve the demo chat: its MCP endpoint at /mcp (post_message, thread_replies, "
-        "list_channels), a page at / to read threads and reply as a user, and `reply` to answer from "
-        "the terminal. Everything is kept in memory. Stops cleanly on SIGTERM or Ctrl-C.",
+        "channel_messages, list_channels), a page at / to read threads and reply as a user, and `reply` to "
+        "answer from the terminal. Everything is kept in memory. Stops cleanly on SIGTERM or Ctrl-C.",
     )
     demo.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     demo.add_argument("--port", type=int, default=9001, help="port to listen on (default: 9001; 0 picks one)")

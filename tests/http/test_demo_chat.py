@@ -261,4 +261,5 @@ def test_ctrl_c_stops_it_cleanly_and_a_taken_port_is_said(tmp_path: Path) -> Non
 
     assert second.stop(signal.SIGINT) == 0, second.output.read_text()
     assert taken.returncode == 1
-    assert taken.stderr.startswith(f"parley demo-chat: cannot listen on 127.0.0.1:{port}: ")
+    assert taken.stderr.startswith(f"parley demo-chat: port {port} on 127.0.0.1 is in use")
+    assert "--port" in taken.stderr

@@ -37,6 +37,7 @@ from starlette.routing import Route
 from parley.demo import model_anthropic, model_openai
 from parley.demo.model_answers import answer
 from parley.demo.model_openai import BadRequest
+from parley.listening import listen_failure
 
 __all__ = ["DemoModel", "DemoModelOptions", "build_app", "running", "serve"]
 
@@ -179,12 +180,15 @@ def running(options: DemoModelOptions) -> Iterator[DemoModel]:
 
 def serve(options: DemoModelOptions) -> int:
     """Serve the demo model until SIGTERM or Ctrl-C; returns the exit code (0 on a clean stop)."""
-    from parley.demo.server import listen, uvicorn_server
+    from parley.demo.server import PORT_HINT, listen, uvicorn_server
 
     try:
         sock = listen(options.host, options.port)
     except OSError as exc:
-        print(f"parley demo-model: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
+        print(
+            f"parley demo-model: {listen_failure(options.host, options.port, exc, PORT_HINT)}",
+            file=sys.stderr,
+        )
         return 1
     with sock:
         demo = DemoModel(options.host, sock.getsockname()[1])

@@ -42,6 +42,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from parley.demo.chat import BOT_USER, MAX_LIMIT, Chat, ChatError, NotInChat
 from parley.demo.failures import HTTP_MODES, TOOL_MODES, FailureSwitch
+from parley.listening import listen_failure
 
 __all__ = ["TOOLS", "DemoChat", "DemoChatOptions", "build_app", "build_mcp_server", "running", "serve"]
 
@@ -377,6 +378,13 @@ def _called_tool(body: bytes) -> str:
     return ""
 
 
+#: How to run a demo on another port, said when its port is in use.
+PORT_HINT: Final = (
+    "pass --port (0 picks a free one), and use that port in the operator configuration's url or base_url "
+    "(examples/operator.yaml) and in reply --url"
+)
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A socket bound and listening on ``host:port`` (0: a free port), for any of the demo servers."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -448,7 +456,9 @@ def serve(options: DemoChatOptions) -> int:
     try:
         sock = listen(options.host, options.port)
     except OSError as exc:
-        print(f"parley demo-chat: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
+        print(
+            f"parley demo-chat: {listen_failure(options.host, options.port, exc, PORT_HINT)}", file=sys.stderr
+        )
         return 1
     with sock:
         port = sock.getsockname()[1]

@@ -40,6 +40,7 @@ from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
 from parley.config import OperatorConfig, load_operator_config, operator_config_from_environment
 from parley.errors import Problem
+from parley.listening import listen_failure
 from parley.local.clock_routes import answer_clock_route, is_clock_path
 from parley.local.events import HttpReply, api_gateway_event, http_reply
 from parley.local.functions import LambdaContext
@@ -49,6 +50,8 @@ __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
 #: API Gateway refuses payloads over 10 MB before the function sees them; the front does the same.
 MAX_FRONT_BODY: Final = 10 * 1024 * 1024
+#: How to serve on another port, said when the port is in use.
+_SERVE_HINT: Final = "make serve PORT=8001, or parley serve --port 8001 (--port 0 picks a free one)"
 ClockMode = Literal["real", "manual"]
 LOG: Final = logging.getLogger("parley.local")
 
@@ -371,7 +374,10 @@ def serve(options: ServeOptions) -> int:
             try:
                 stack.enter_context(running(options, operator, announce))
             except OSError as exc:
-                print(f"parley serve: cannot listen on {options.host}:{options.port}: {exc}", file=sys.stderr)
+                print(
+                    f"parley serve: {listen_failure(options.host, options.port, exc, _SERVE_HINT)}",
+                    file=sys.stderr,
+                )
                 return 1
             while not stop.wait(0.2):
                 pass

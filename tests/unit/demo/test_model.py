@@ -633,4 +633,6 @@ def test_serving_on_a_busy_port_says_so(capsys: pytest.CaptureFixture[str]) -> N
         code = serve(DemoModelOptions(port=port))
 
     assert code == 1
-    assert capsys.readouterr().err.startswith(f"parley demo-model: cannot listen on 127.0.0.1:{port}: ")
+    said = capsys.readouterr().err
+    assert said.startswith(f"parley demo-model: port {port} on 127.0.0.1 is in use")
+    assert "--port" in said

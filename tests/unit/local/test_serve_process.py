@@ -91,3 +91,23 @@ def test_serve_starts_fast_and_stops_on_sigterm_while_runs_wait(tmp_path: Path, 
     assert code == 0, output
     assert stopped < 5, output
     assert "Traceback" not in output
+
+
+def test_a_port_in_use_names_the_way_out(tmp_path: Path) -> None:
+    import socket
+
+    config = tmp_path / "operator.yaml"
+    config.write_text(OPERATOR, encoding="utf-8")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "parley.cli", "serve", "--port", str(port), "--config", str(config),
+             "--data", "none"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"parley serve: port {port} on 127.0.0.1 is in use")
+    assert "PORT=" in done.stderr and "--port" in done.stderr
