@@ -8,12 +8,16 @@
   is (``200``, nothing changes): retire is a state to reach, so a retried call is harmless.
 - Concurrent writers: exactly one create of a name wins. Concurrent updates each become a version of
   their own, in some order (the loser of a race reads the new head and tries again); none is lost.
+- A saved definition carries ``warnings``: its type's, and those every type shares
+  (``parley.documents.save_warnings``), such as a misspelt input field, a schema keyword no draft
+  defines, or a tool server that does not serve the playbook. The last needs the runtime's operator
+  configuration, which comes in as ``servers``: the names of the servers that serve a playbook.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Final
 
@@ -22,6 +26,7 @@ from parley.definitions.cursor import decode_cursor, encode_cursor
 from parley.definitions.model import DEFINITION_TYPES, Definition, DefinitionPage, PlaybookRef
 from parley.definitions.store import DefinitionStore, ListPosition, StoreConflict, StoreContention
 from parley.documents.definition import CheckedDocument
+from parley.documents.save_warnings import SaveContext, merged_warnings, save_warnings
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{2,47}")
@@ -34,17 +39,28 @@ WRITE_ATTEMPTS: Final = 10
 _TIME_PATTERN: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 
 Checker = Callable[[str, str], CheckedDocument]
+#: The names of the tool servers that serve a playbook (the runtime's operator configuration says).
+ServersServing = Callable[[PlaybookRef], Iterable[str]]
 
 
 class DefinitionService:
     """Create, read, list, update and retire the definitions of a playbook."""
 
-    def __init__(self, store: DefinitionStore, clock: Clock, check: Checker) -> None:
+    def __init__(
+        self,
+        store: DefinitionStore,
+        clock: Clock,
+        check: Checker,
+        *,
+        servers: ServersServing | None = None,
+    ) -> None:
         """``check`` is the runtime's document check: the type registry's (``parley.runs.kinds``), which
-        this package reaches only through the runtime."""
+        this package reaches only through the runtime. ``servers`` names the tool servers that serve a
+        playbook, for the warnings about the servers a document names; without it there are none."""
         self._store = store
         self._clock = clock
         self._check = check
+        self._servers = servers
 
     def create_definition(
         self, playbook: PlaybookRef, definition_type: str, name: str, source: str
@@ -52,6 +68,7 @@ class DefinitionService:
         require_type(definition_type)
         errors = _name_errors(name) + _source_errors(source)
         checked = self._checked(definition_type, source, errors)
+        warnings = self._warnings(playbook, definition_type, source, checked)
         now = format_time(self._clock.now())
         definition = Definition(
             type=definition_type,
@@ -62,7 +79,7 @@ class DefinitionService:
             description=checked.description,
             source=source,
             overview=checked.overview,
-            warnings=tuple(checked.warnings),
+            warnings=warnings,
             created_at=now,
             updated_at=now,
         )
@@ -71,7 +88,7 @@ class DefinitionService:
                 self._store.create(playbook, definition)
                 return definition
             except StoreConflict:
-                raise _name_taken(definition_type, name) from None
+                raise self._name_taken(playbook, definition_type, name) from None
             except StoreContention:
                 continue
         raise _busy(definition_type, name)
@@ -111,6 +128,7 @@ class DefinitionService:
     ) -> Definition:
         head = self.get_definition(playbook, definition_type, name)
         checked: CheckedDocument | None = None
+        warnings: tuple[str, ...] = ()
         for _ in range(WRITE_ATTEMPTS):
             if head.status == "retired":
                 raise Problem(
@@ -122,6 +140,7 @@ class DefinitionService:
                 return head
             if checked is None:
                 checked = self._checked(definition_type, source, _source_errors(source))
+                warnings = self._warnings(playbook, definition_type, source, checked)
             updated = replace(
                 head,
                 version=head.version + 1,
@@ -129,7 +148,7 @@ class DefinitionService:
                 description=checked.description,
                 source=source,
                 overview=checked.overview,
-                warnings=tuple(checked.warnings),
+                warnings=warnings,
                 updated_at=format_time(self._clock.now()),
             )
             try:
@@ -151,6 +170,30 @@ class DefinitionService:
             except (StoreConflict, StoreContention):
                 head = self.get_definition(playbook, definition_type, name)
         raise _busy(definition_type, name)
+
+    def _warnings(
+        self, playbook: PlaybookRef, definition_type: str, source: str, checked: CheckedDocument
+    ) -> tuple[str, ...]:
+        """The type's warnings and the shared ones, for the playbook saved to."""
+        servers = frozenset(self._servers(playbook)) if self._servers is not None else None
+        found = save_warnings(definition_type, source, SaveContext(servers=servers))
+        return tuple(merged_warnings(checked.warnings, found))
+
+    def _name_taken(self, playbook: PlaybookRef, definition_type: str, name: str) -> Problem:
+        """``409``: names are never reused. Updating is the way on only while the holder is active."""
+        holder = self._store.get(playbook, definition_type, name)
+        if holder is not None and holder.status == "retired":
+            return Problem(
+                "conflict",
+                f"The name {name!r} belongs to a retired {definition_type} definition of this playbook; "
+                "names are never reused, also after a definition is retired, and a retired definition "
+                "cannot be updated. Choose another name.",
+            )
+        return Problem(
+            "conflict",
+            f"The name {name!r} is taken by {_article(definition_type)} {definition_type} definition of this "
+            "playbook; names are never reused. Update it, or choose another name.",
+        )
 
     def _checked(self, definition_type: str, source: str, errors: list[ErrorEntry]) -> CheckedDocument:
         """The checked document, or one ``422`` naming every problem of the name and the source."""
@@ -214,12 +257,9 @@ def _not_found(definition_type: str, name: str) -> Problem:
     return Problem("not_found", f"This playbook has no {definition_type} definition named {name!r}.")
 
 
-def _name_taken(definition_type: str, name: str) -> Problem:
-    return Problem(
-        "conflict",
-        f"The name {name!r} is taken by a {definition_type} definition of this playbook; names are "
-        "never reused, also after a definition is retired. Update it, or choose another name.",
-    )
+def _article(word: str) -> str:
+    """``an`` before ``interaction``, ``a`` before ``reasoning``."""
+    return "an" if word[:1] and word[:1] in "aeiou" else "a"
 
 
 def _busy(definition_type: str, name: str) -> Problem:

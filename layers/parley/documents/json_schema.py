@@ -7,10 +7,16 @@ definitions, and no definition that loops without consuming a property or an ite
 
 A keyword counts only where the schema has a keyword: the walk below visits schema positions alone, so a
 property *named* ``pattern`` under ``properties``, or a ``pattern`` inside an ``enum`` value, is data.
+
+A keyword no draft defines (``requried``, ``proprties``, ``maxLenght``) is allowed, as JSON Schema allows
+it, and checks nothing: :func:`schema_keyword_warnings` names each one, and the keyword it probably meant,
+for the definition's warnings. Every schema of every function type is checked so (``parley.documents.
+save_warnings``).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +31,7 @@ from jsonschema.protocols import Validator  # type: ignore[import-untyped]
 
 from parley.documents.front_matter import LineIndex
 from parley.documents.pointers import escape_token, join_pointer, unescape_token
-from parley.documents.problems import DocumentProblem
+from parley.documents.problems import DocumentProblem, DocumentWarning
 from parley.errors import ErrorEntry, capped_errors
 
 SCHEMA_MAX_BYTES: Final = 65_536
@@ -75,6 +81,61 @@ _MAP: Final = frozenset({"properties", "$defs", "definitions"})
 _IN_PLACE: Final = frozenset({"allOf", "anyOf", "oneOf"})
 _DEFINITIONS: Final = ("$defs", "definitions")
 _JSON_TYPES: Final = ("array", "boolean", "integer", "null", "number", "object", "string")
+#: Every keyword of the drafts a schema is read by (2020-12 with the 2019-09 names it replaced, and
+#: draft-07): the core, the applicators, validation, annotations, formats and content. The refused ones
+#: (``_REFUSED``) are known too, since a schema that uses one is refused, not warned about.
+SCHEMA_KEYWORDS: Final = frozenset(
+    {
+        *_REFUSED,
+        "$schema",
+        "$id",
+        "$ref",
+        "$defs",
+        "definitions",
+        "$comment",
+        "$vocabulary",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "properties",
+        "additionalProperties",
+        "propertyNames",
+        "items",
+        "prefixItems",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "examples",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    }
+)
+#: The keywords a warning may name as the one meant: those a saved schema may use.
+_SUGGESTED: Final = tuple(sorted(SCHEMA_KEYWORDS - _REFUSED.keys()))
+#: How alike a keyword must be to a known one (``difflib`` ratio, case and ``_``/``-`` aside) to be named.
+KEYWORD_CLOSE_ENOUGH: Final = 0.7
 
 
 # --- sizes -----------------------------------------------------------------------------------------------
@@ -273,6 +334,45 @@ def check_schema(schema: Any, pointer: str, lines: LineIndex) -> list[DocumentPr
     if not too_deep and not too_large:
         found.extend(_metaschema_problems(schema, draft or "2020-12"))
     return sorted(_as_problems(found, pointer, lines), key=lambda problem: problem.line)
+
+
+def schema_keyword_warnings(schema: Any, pointer: str, lines: LineIndex) -> list[DocumentWarning]:
+    """A warning for each keyword of ``schema`` (at ``pointer`` in the front matter, such as
+    ``/input/schema``) that no draft defines, naming the keyword it probably meant, in line order.
+
+    A keyword written ``x-…`` is an extension on purpose, and is left alone.
+    """
+    found: list[DocumentWarning] = []
+    for relative, keyword in unknown_keywords(schema):
+        where = pointer + relative
+        shown = keyword if len(keyword) <= 60 else keyword[:59] + "…"
+        message = f"{shown} is not a JSON Schema keyword, so nothing checks it"
+        meant = closest_keyword(keyword)
+        if meant is not None:
+            message += f"; did you mean {meant}?"
+        found.append(DocumentWarning(lines.line_of(where), where, message))
+    return sorted(found, key=lambda warning: warning.line)
+
+
+def unknown_keywords(schema: Any) -> Iterator[tuple[str, str]]:
+    """(pointer from the schema's root, keyword) for each keyword that no draft defines, a schema
+    position at a time. Only schema positions are read: what an unknown keyword holds is not a schema."""
+    for position in _positions(schema):
+        if isinstance(position.node, dict):
+            for keyword in position.node:
+                if keyword not in SCHEMA_KEYWORDS and not str(keyword).startswith("x-"):
+                    yield join_pointer(position.pointer, keyword), str(keyword)
+
+
+def closest_keyword(keyword: str) -> str | None:
+    """The keyword a saved schema may use that ``keyword`` most likely misspells, or ``None``."""
+
+    def bare(word: str) -> str:
+        return word.lower().replace("_", "").replace("-", "")
+
+    known = {bare(word): word for word in _SUGGESTED}
+    matches = difflib.get_close_matches(bare(keyword), list(known), n=1, cutoff=KEYWORD_CLOSE_ENOUGH)
+    return known[matches[0]] if matches else None
 
 
 def _as_problems(found: list[tuple[str, str]], pointer: str, lines: LineIndex) -> list[DocumentProblem]:

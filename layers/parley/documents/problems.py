@@ -30,6 +30,21 @@ class DocumentProblem:
         return f"Line {self.line}: {self.message}"
 
 
+@dataclass(frozen=True, order=True)
+class DocumentWarning:
+    """One warning of a document that is saved all the same (the definition's ``warnings``), written as a
+    problem is: ``Line 9, /input/schema/requried: …``, or ``Line 12: …`` where there is no pointer."""
+
+    line: int
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        if self.pointer:
+            return f"Line {self.line}, {self.pointer}: {self.message}"
+        return f"Line {self.line}: {self.message}"
+
+
 @dataclass
 class DocumentProblems:
     """Collects the problems of one document while it is checked."""

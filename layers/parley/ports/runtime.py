@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.clock import Clock
+from parley.definitions.model import PlaybookRef
 from parley.definitions.service import Checker, DefinitionService
 from parley.definitions.store import DefinitionStore
 from parley.ports.reasoner import Reasoner
@@ -80,7 +81,18 @@ class Runtime:
     pause: Callable[[float], Any] = time.sleep
 
     def definition_service(self) -> DefinitionService:
-        return DefinitionService(self.definitions, self.clock, self.check_document)
+        return DefinitionService(
+            self.definitions, self.clock, self.check_document, servers=self.servers_serving
+        )
+
+    def servers_serving(self, playbook: PlaybookRef) -> list[str]:
+        """The names of the tool servers the operator configuration has serve ``playbook``, read at each
+        call (a save warns of a server a document names that is not among them)."""
+        return [
+            server.name
+            for server in self.operator.tool_servers
+            if server.serves(playbook.org, playbook.playbook)
+        ]
 
 
 class LazyClient:

@@ -10,13 +10,18 @@ python-liquid reports an unknown filter only when it renders, so filters are che
 from ``template.analyze()``, which also gives each variable with its span. Its ``globals`` are the
 variables whose root is not in scope where they are read; a name the template creates anywhere
 (``assign``, ``increment``, ``decrement``, and the loop variables in their own block) is its own.
+
+A read the page allows may still be a mistake: :func:`input_warnings` names each ``input.<field>`` that
+the input schema does not list, though it allows it (no ``additionalProperties: false``), with the
+listed field it probably meant, for the definition's warnings.
 """
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -46,6 +51,8 @@ from parley.templates.environment import (
 
 #: How deeply one expression may nest brackets and ranges (``a[b[c[...]]]``, ``((1..2)..3)``).
 EXPRESSION_NESTING_MAX: Final = 32
+#: How alike a name must be to a listed one (``difflib`` ratio) to be named as what it probably meant.
+CLOSE_ENOUGH: Final = 0.7
 
 _STRING_LITERAL: Final = re.compile(r"\"[^\"]*\"|'[^']*'")
 _NAME: Final = re.compile(r"[^\W\d][\w-]*")
@@ -128,6 +135,61 @@ def check_template(
     checker = _Checker(source, place, input_schema, first_line, system_block=system_block)
     checker.run(whole_value=whole_value, refuse_structures=refuse_structures)
     return sorted(set(checker.problems))
+
+
+def input_warnings(
+    source: str,
+    *,
+    place: PlaceNames,
+    input_schema: Mapping[str, Any] | None,
+    first_line: int,
+    defaults: Collection[str] = (),
+) -> list[tuple[int, str]]:
+    """Each ``input.<field>`` the template (one that passed :func:`check_template`) reads where the input
+    schema lists its ``properties`` without that field, as ``(document line, message)`` in line order.
+
+    The page allows such a read (the schema allows properties it does not list unless it sets
+    ``additionalProperties: false``), so this is a warning, not a problem: it is most often a misspelt
+    field, which a run answers ``invalid_input`` as if the caller's input lacked it. A level that says
+    more about its properties (``additionalProperties``, ``patternProperties``, ``$ref``, ``allOf``,
+    ``anyOf``, ``oneOf``) is left alone, and so is a top-level field ``defaults`` names (a reasoning
+    function's ``input.default``), which every run has.
+    """
+    if input_schema is None or len(source) > TEMPLATE_MAX_CHARS:
+        return []
+    try:
+        analysis = compile_template(source).analyze(include_partials=False)
+    except (LiquidError, RecursionError):
+        return []
+    if "input" in analysis.locals:
+        return []
+    found: set[tuple[int, str]] = set()
+    for variable in analysis.globals.get("input", ()):
+        segments = variable.segments
+        unlisted = _walk(input_schema, segments[1:])[2]
+        if unlisted is None:
+            continue
+        position, listed = unlisted
+        if position == 0 and segments[1] in defaults:
+            continue
+        shown = _shown(segments[: position + 2])
+        message = f"{place.label} reads '{shown}', which the input schema does not list"
+        closest = _closest(str(segments[position + 1]), listed)
+        if closest is not None:
+            meant = _shown([*segments[: position + 1], closest])
+            message += f"; did you mean '{meant}'?"
+        else:
+            message += "; add it to the schema's properties if the input may hold it"
+        line = first_line + source.count("\n", 0, max(variable.span.index, 0))
+        found.add((line, message))
+    return sorted(found)
+
+
+def _closest(name: str, candidates: Collection[str]) -> str | None:
+    """The candidate ``name`` most likely misspells (case aside), or ``None`` when none is close."""
+    lowered = {candidate.lower(): candidate for candidate in candidates}
+    matches = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=CLOSE_ENOUGH)
+    return lowered[matches[0]] if matches else None
 
 
 def template_roots(source: str) -> frozenset[str]:
@@ -319,7 +381,7 @@ class _Checker:
                 self.add(index, f"{place.label} reads '{shown}', which is not one of {place.readable()}")
             return
         if root == "input" and self.schema is not None:
-            refused, _ = _walk(self.schema, segments[1:])
+            refused = _walk(self.schema, segments[1:])[0]
             if refused is not None:
                 shown = _shown(segments[: refused + 2])
                 self.add(index, f"{place.label} reads '{shown}', which the input schema does not allow")
@@ -359,7 +421,7 @@ class _Checker:
             return "an object"
         if self.schema is None:
             return None
-        refused, node = _walk(self.schema, segments[1:])
+        refused, node, _ = _walk(self.schema, segments[1:])
         if refused is not None or node is None:
             return None
         return _schema_kind(node)
@@ -476,24 +538,36 @@ def _item_schema(node: Mapping[str, Any], index: int) -> object:
     return items
 
 
-def _walk(schema: Mapping[str, Any], segments: Sequence[object]) -> tuple[int | None, object]:
+#: Keywords beside ``properties`` that may allow a property it does not list.
+_MAY_ALLOW: Final = frozenset(
+    {"additionalProperties", "patternProperties", "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf"}
+)
+
+Unlisted = tuple[int, tuple[str, ...]]
+
+
+def _walk(
+    schema: Mapping[str, Any], segments: Sequence[object]
+) -> tuple[int | None, object, Unlisted | None]:
     """Walk ``segments`` (after ``input``) through the schema.
 
     Returns the index of the first segment the schema refuses (a property missing from an object
-    schema that lists ``properties`` and sets ``additionalProperties: false``), and the schema at the
-    end of the path, or ``None`` where the schema says nothing more.
+    schema that lists ``properties`` and sets ``additionalProperties: false``), the schema at the
+    end of the path, or ``None`` where the schema says nothing more, and the first segment the schema
+    allows without listing it, with the names listed there (an object schema that lists ``properties``
+    and says nothing else that could allow more: see :data:`_MAY_ALLOW`), or ``None``.
     """
     node: object = schema
     for position, segment in enumerate(segments):
         node = _resolve(schema, node)
         if not isinstance(node, Mapping) or isinstance(segment, list):
-            return None, None
+            return None, None, None
         if isinstance(segment, int) and not isinstance(segment, bool):
             node = _item_schema(node, segment)
             continue
         name = str(segment)
         if name == "size":
-            return None, None
+            return None, None, None
         properties = node.get("properties")
         if isinstance(properties, Mapping) and name in properties:
             node = properties[name]
@@ -507,9 +581,11 @@ def _walk(schema: Mapping[str, Any], segments: Sequence[object]) -> tuple[int | 
             continue
         additional = node.get("additionalProperties")
         if isinstance(properties, Mapping) and additional is False:
-            return position, None
+            return position, None, None
+        if isinstance(properties, Mapping) and not _MAY_ALLOW & node.keys():
+            return None, None, (position, tuple(str(listed) for listed in properties))
         node = additional if isinstance(additional, Mapping) else None
-    return None, _resolve(schema, node)
+    return None, _resolve(schema, node), None
 
 
 def _pattern_schema(node: Mapping[str, Any], name: str) -> object:

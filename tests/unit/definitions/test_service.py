@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from parley.clock import ManualClock
 from parley.definitions.model import Definition, PlaybookRef
 from parley.definitions.service import DefinitionService
 from parley.definitions.store import DynamoDefinitionStore
+from parley.documents.definition import CheckedDocument
 from parley.errors import Problem
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")
@@ -486,3 +488,94 @@ def test_a_retire_that_read_before_an_update_retires_the_new_version(
     assert isinstance(retired, Definition)
     assert (retired.status, retired.version, retired.source) == ("retired", 2, SOURCE + "v2\n")
     assert service.get_definition(PLAYBOOK, "interaction", "updated-first") == retired
+
+
+# --- messages of a taken name (issue 18, point 5) ---------------------------------------------------
+
+
+def test_a_name_taken_by_an_active_definition_says_to_update_it(service: DefinitionService) -> None:
+    service.create_definition(PLAYBOOK, "interaction", "active-one", SOURCE)
+
+    problem = problem_of(lambda: service.create_definition(PLAYBOOK, "interaction", "active-one", SOURCE))
+
+    assert problem.detail == (
+        "The name 'active-one' is taken by an interaction definition of this playbook; names are never "
+        "reused. Update it, or choose another name."
+    )
+
+
+def test_a_name_taken_by_a_retired_definition_does_not_say_to_update_it(service: DefinitionService) -> None:
+    service.create_definition(PLAYBOOK, "reasoning", "retired-one", SOURCE)
+    service.retire_definition(PLAYBOOK, "reasoning", "retired-one")
+
+    problem = problem_of(lambda: service.create_definition(PLAYBOOK, "reasoning", "retired-one", SOURCE))
+
+    assert (problem.status, problem.reason) == (409, "conflict")
+    assert problem.detail == (
+        "The name 'retired-one' belongs to a retired reasoning definition of this playbook; names are "
+        "never reused, also after a definition is retired, and a retired definition cannot be updated. "
+        "Choose another name."
+    )
+    assert "Update it" not in problem.detail
+
+
+# --- warnings (issue 18, point 3) ----------------------------------------------------------------------
+
+SERVER_SOURCE = """\
+---
+description: Sent through the chat
+deliver:
+  server: chat
+  tool: post_message
+---
+Hello
+"""
+OWN = "Line 2, /description: the type's own"
+
+
+def test_a_server_that_does_not_serve_the_playbook_is_warned_of_when_saved(
+    store: DynamoDefinitionStore, manual_clock: ManualClock, stub_check: Any
+) -> None:
+    asked: list[PlaybookRef] = []
+
+    def servers(playbook: PlaybookRef) -> list[str]:
+        asked.append(playbook)
+        return ["mail"] if playbook == PLAYBOOK else ["chat"]
+
+    def check(definition_type: str, source: str) -> CheckedDocument:
+        return replace(stub_check(definition_type, source), warnings=[OWN])
+
+    service = DefinitionService(store, manual_clock, check, servers=servers)
+
+    created = service.create_definition(PLAYBOOK, "interaction", "through-chat", SERVER_SOURCE)
+    elsewhere = service.create_definition(
+        PlaybookRef("acme", "other"), "interaction", "through-chat", SERVER_SOURCE
+    )
+
+    assert created.warnings == (
+        OWN,
+        "Line 4, /deliver/server: no tool server named 'chat' serves this playbook; runs will end "
+        "unavailable until the operator adds it",
+    )
+    assert service.get_definition(PLAYBOOK, "interaction", "through-chat").warnings == created.warnings
+    assert elsewhere.warnings == (OWN,)
+    assert asked == [PLAYBOOK, PlaybookRef("acme", "other")]
+
+
+def test_an_update_is_warned_of_anew(
+    store: DynamoDefinitionStore, manual_clock: ManualClock, stub_check: Any
+) -> None:
+    service = DefinitionService(store, manual_clock, stub_check, servers=lambda playbook: ["chat"])
+    assert service.create_definition(PLAYBOOK, "interaction", "moving", SERVER_SOURCE).warnings == ()
+
+    moved = SERVER_SOURCE.replace("server: chat", "server: mail")
+    updated = service.update_definition(PLAYBOOK, "interaction", "moving", moved)
+
+    assert updated.warnings == (
+        "Line 4, /deliver/server: no tool server named 'mail' serves this playbook; runs will end "
+        "unavailable until the operator adds it",
+    )
+
+
+def test_without_the_servers_no_server_is_warned_of(service: DefinitionService) -> None:
+    assert service.create_definition(PLAYBOOK, "interaction", "unknown", SERVER_SOURCE).warnings == ()
