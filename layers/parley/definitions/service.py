@@ -26,7 +26,6 @@ from parley.definitions.cursor import decode_cursor, encode_cursor
 from parley.definitions.model import DEFINITION_TYPES, Definition, DefinitionPage, PlaybookRef
 from parley.definitions.store import DefinitionStore, ListPosition, StoreConflict, StoreContention
 from parley.documents.definition import CheckedDocument
-from parley.documents.save_warnings import SaveContext, merged_warnings, save_warnings
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{2,47}")
@@ -174,7 +173,10 @@ class DefinitionService:
     def _warnings(
         self, playbook: PlaybookRef, definition_type: str, source: str, checked: CheckedDocument
     ) -> tuple[str, ...]:
-        """The type's warnings and the shared ones, for the playbook saved to."""
+        """The type's warnings and the shared ones, for the playbook saved to (the shared checks load
+        YAML, JSON Schema and Liquid: imported on the first save, never by functions that only run)."""
+        from parley.documents.save_warnings import SaveContext, merged_warnings, save_warnings
+
         servers = frozenset(self._servers(playbook)) if self._servers is not None else None
         found = save_warnings(definition_type, source, SaveContext(servers=servers))
         return tuple(merged_warnings(checked.warnings, found))
