@@ -79,7 +79,7 @@ def test_only_the_api_lists_bedrocks_models_and_only_when_the_stage_names_some(
     dev: Template, chosen: Template
 ) -> None:
     assert who_may(dev, LIST_ACTION) == set()
-    assert who_may(chosen, LIST_ACTION) == MAY_LIST_MODELS == {"api"}
+    assert who_may(chosen, LIST_ACTION) == MAY_LIST_MODELS == {"api", "mcp"}
 
 
 # -- the function ----------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_only_the_api_may_invoke_the_reason_function(dev: Template, chosen: Temp
         invokers = {d.name for d in FUNCTIONS if REASON_ARN in resources_for(template, d.name, INVOKE)}
         (statement,) = [s for s in function_statements(template, "api") if REASON_ARN in s["Resource"]]
 
-        assert invokers == MAY_REASON == {"api"}
+        assert invokers == MAY_REASON == {"api", "mcp"}
         assert (statement["Action"], statement["Resource"]) == ([INVOKE], [REASON_ARN])
     # Nothing else may invoke it either: no resource policy names it (the API's permissions are the
     # api and authorizer functions').
@@ -142,8 +142,12 @@ def test_the_api_knows_the_reason_function_and_the_run_wait_and_nothing_else_doe
 
 
 def test_the_run_wait_ends_well_before_the_apis_integration_timeout(dev: Template) -> None:
-    _, method = only(dev, "AWS::ApiGateway::Method")
-    integration_timeout = method["Properties"]["Integration"]["TimeoutInMillis"] / 1000
+    timeouts = {
+        method["Properties"]["Integration"]["TimeoutInMillis"] / 1000
+        for method in dev.find_resources("AWS::ApiGateway::Method").values()
+    }
+    assert len(timeouts) == 1  # the api's methods and the MCP front door's
+    (integration_timeout,) = timeouts
 
     assert float(variables_of(dev, "api")[RUN_WAIT_SECONDS_VARIABLE]) == DEFAULT_RUN_WAIT_SECONDS == 25
     assert integration_timeout - RUN_WAIT_MARGIN_SECONDS >= DEFAULT_RUN_WAIT_SECONDS

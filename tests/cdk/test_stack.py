@@ -460,7 +460,7 @@ def test_the_reason_function_has_what_its_waits_and_scheduler_need(dev: Template
 
 def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> None:
     # A run that starts waiting (api); a reasoning run that asks a person (reason).
-    assert who_may(dev, "states:StartExecution") == MAY_START_RUNS == {"api", "reason"}
+    assert who_may(dev, "states:StartExecution") == MAY_START_RUNS == {"api", "mcp", "reason"}
     for name in sorted(MAY_START_RUNS):
         (statement,) = [s for s in function_statements(dev, name) if "states:StartExecution" in s["Action"]]
         assert statement["Action"] == ["states:StartExecution"]
@@ -470,7 +470,7 @@ def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> No
 @pytest.mark.parametrize("action", ["states:SendTaskSuccess", "states:SendTaskFailure"])
 def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: str) -> None:
     # answer and cancel (api), an ending that raced ahead of the token (wait), expiry (timer); never settle.
-    assert who_may(dev, action) == {"api", "wait", "timer"}
+    assert who_may(dev, action) == {"api", "mcp", "wait", "timer"}
     for name in ("api", "wait", "timer"):
         (statement,) = [s for s in function_statements(dev, name) if action in s["Action"]]
         assert statement["Resource"] == [STATE_MACHINE_ARN]
@@ -481,7 +481,7 @@ def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_th
 ) -> None:
     # Expiries and first attempts (api); the next attempt, the check for a lost one, the next read (timer);
     # a reasoning run's request's expiry and its own backstop (reason).
-    assert {"api", "timer", "reason"} == MAY_SCHEDULE
+    assert {"api", "mcp", "timer", "reason"} == MAY_SCHEDULE
     assert (
         who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == MAY_SCHEDULE
     )
@@ -503,7 +503,7 @@ def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_th
 def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer_and_reason(dev: Template) -> None:
     # Work due at once (a delivery's first attempt) goes to the timer asynchronously; a reasoning run
     # goes to the reason function (``test_reasoning``).
-    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW | MAY_REASON == {"api", "timer"}
+    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW | MAY_REASON == {"api", "mcp", "timer"}
     for name in sorted(MAY_RUN_NOW | MAY_REASON):
         invoking = [
             s for s in function_statements(dev, name) if any(a.startswith("lambda:") for a in s["Action"])

@@ -32,21 +32,17 @@ Handler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
 
 def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     """The resolver with every route and the problem mapping, working with ``runtime``'s ports."""
-    # The routes bring the domain (pydantic bodies, the definitions service) with them: loaded when
-    # the first event is handled, so the module's cold import stays close to powertools' own.
-    from parley.api.definitions import register_definition_routes
-    from parley.api.events import register_event_routes
-    from parley.api.models import register_model_routes
-    from parley.api.runs import register_run_routes
-    from parley.api.tools import register_tool_routes
+    # The registry brings the domain (pydantic bodies, the services' modules) with it: loaded when the
+    # first event is handled, so the module's cold import stays close to powertools' own.
+    from parley.api.description import register_description_routes
+    from parley.api.registry import register_routes
+    from parley.inbox.routes import register_inbox_routes
 
     app = APIGatewayRestResolver()
     routes = Routes(app)
-    register_definition_routes(routes, runtime)
-    register_run_routes(routes, runtime)
-    register_event_routes(routes, runtime)
-    register_tool_routes(routes, runtime)
-    register_model_routes(routes, runtime)
+    register_routes(routes, runtime)
+    register_description_routes(routes)
+    register_inbox_routes(routes, runtime)
     register_problem_handlers(app, routes.allowed_methods)
     return app
 

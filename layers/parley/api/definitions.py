@@ -1,31 +1,82 @@
-"""Routes of ``http-api.md`` "Definitions": create, list, get, update and retire a definition.
+"""Operations of ``http-api.md`` "Definitions": create, list, get, update and retire a definition.
 
-Each route: who calls (``401``/``404``/``403``), then the body or query, then one service call.
+Each is declared once (``parley.api.operation``); the HTTP routes, the MCP tools and the OpenAPI
+document are made from these declarations.
 """
 
 from __future__ import annotations
 
-from aws_lambda_powertools.event_handler import Response
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any, Final
 
-from parley.api.problems import json_response
-from parley.api.requests import caller, parse_body, query_flag, query_limit, query_text
-from parley.api.routing import PLAYBOOK_BASE, Routes
-from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, require_type
-from parley.ports.runtime import Runtime
+from pydantic import BaseModel, ConfigDict, Field
+
+from parley.api.operation import Answer, Call, Hints, Operation, Param, Services, page_words
+from parley.api.shapes import DEFINITION, page_of
+from parley.definitions.model import DEFINITION_TYPES
+from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, MAX_SOURCE_BYTES, NAME_PATTERN, require_type
+
+TAG: Final = "Definitions"
+
+TYPE = Param(
+    "type",
+    "path",
+    "The function type: interaction (asks a person or a system, and waits) or reasoning (calls a model).",
+    enum=DEFINITION_TYPES,
+    check=require_type,
+)
+NAME = Param(
+    "name",
+    "path",
+    "The definition's name: 3 to 48 characters of a-z, 0-9 and '-', starting with a letter.",
+)
+LIMIT = Param(
+    "limit",
+    "query",
+    f"How many to list on this page: 1 to {MAX_LIMIT}, {DEFAULT_LIMIT} when left out.",
+    kind="integer",
+    minimum=1,
+    maximum=MAX_LIMIT,
+    default=DEFAULT_LIMIT,
+    rule=f"limit is a whole number from 1 to {MAX_LIMIT} ({DEFAULT_LIMIT} when left out).",
+)
+CURSOR = Param(
+    "cursor",
+    "query",
+    "Where the page starts: the next_cursor of the page before (leave out for the first page).",
+)
+
+_NAME_WORDS: Final = "3 to 48 characters of a-z, 0-9 and '-', starting with a letter"
+_SOURCE_WORDS: Final = (
+    f"The function document (Markdown with front matter), at most {MAX_SOURCE_BYTES:,} bytes as UTF-8; "
+    "guide://interaction-format and guide://reasoning-format say how one is written."
+)
 
 
 class CreateDefinitionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str
-    source: str
+    name: Annotated[
+        str,
+        Field(
+            description=f"The new definition's name: {_NAME_WORDS}. Never reused, also once retired.",
+            json_schema_extra={"minLength": 3, "maxLength": 48, "pattern": f"^{NAME_PATTERN.pattern}$"},
+        ),
+    ]
+    source: Annotated[
+        str, Field(description=_SOURCE_WORDS, json_schema_extra={"maxLength": MAX_SOURCE_BYTES})
+    ]
 
 
 class UpdateDefinitionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str
+    source: Annotated[
+        str,
+        Field(
+            description=_SOURCE_WORDS + " An identical source makes no new version.",
+            json_schema_extra={"maxLength": MAX_SOURCE_BYTES},
+        ),
+    ]
 
 
 class RetireDefinitionBody(BaseModel):
@@ -34,50 +85,190 @@ class RetireDefinitionBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def register_definition_routes(routes: Routes, runtime: Runtime) -> None:
-    app = routes.app
-    service = runtime.definition_service()
-    collection = PLAYBOOK_BASE + "/definitions/<definition_type>"
-    item = collection + "/<name>"
+def _definition_words(body: dict[str, Any]) -> str:
+    return f"The {body.get('type')} definition {body.get('name')!r}"
 
-    @routes.add("POST", collection)
-    def create_definition(org: str, playbook: str, definition_type: str) -> Response[str]:
-        _, ref = caller(app.current_event, runtime.operator, org, playbook, "write")
-        require_type(definition_type)
-        body = parse_body(CreateDefinitionBody, app.current_event)
-        definition = service.create_definition(ref, definition_type, body.name, body.source)
-        location = f"/v1/orgs/{org}/playbooks/{playbook}/definitions/{definition_type}/{definition.name}"
-        return json_response(definition.as_json(), 201, {"Location": location})
 
-    @routes.add("GET", collection)
-    def list_definitions(org: str, playbook: str, definition_type: str) -> Response[str]:
-        _, ref = caller(app.current_event, runtime.operator, org, playbook, "read")
-        require_type(definition_type)
-        query = app.current_event.query_string_parameters or {}
-        page = service.list_definitions(
-            ref,
-            definition_type,
-            include_retired=query_flag(query, "include_retired"),
-            limit=query_limit(query, DEFAULT_LIMIT, MAX_LIMIT),
-            cursor=query_text(query, "cursor"),
-        )
-        return json_response(page.as_json())
+def create_definition(services: Services, call: Call) -> Answer:
+    body: CreateDefinitionBody = call.body
+    kind = call.values["type"]
+    definition = services.definitions.create_definition(call.ref, kind, body.name, body.source)
+    location = f"/v1/orgs/{call.org}/playbooks/{call.playbook}/definitions/{kind}/{definition.name}"
+    return Answer(definition.as_json(), 201, {"Location": location})
 
-    @routes.add("GET", item)
-    def get_definition(org: str, playbook: str, definition_type: str, name: str) -> Response[str]:
-        _, ref = caller(app.current_event, runtime.operator, org, playbook, "read")
-        return json_response(service.get_definition(ref, definition_type, name).as_json())
 
-    @routes.add("PUT", item)
-    def update_definition(org: str, playbook: str, definition_type: str, name: str) -> Response[str]:
-        _, ref = caller(app.current_event, runtime.operator, org, playbook, "write")
-        require_type(definition_type)
-        body = parse_body(UpdateDefinitionBody, app.current_event)
-        return json_response(service.update_definition(ref, definition_type, name, body.source).as_json())
+def _created(services: Services, call: Call, body: dict[str, Any]) -> str:
+    warnings = len(body.get("warnings") or [])
+    noted = f", with {warnings} warning{'s' if warnings != 1 else ''} to read" if warnings else ""
+    return f"{_definition_words(body)} is saved as version {body.get('version')}{noted}."
 
-    @routes.add("POST", item + "/retire")
-    def retire_definition(org: str, playbook: str, definition_type: str, name: str) -> Response[str]:
-        _, ref = caller(app.current_event, runtime.operator, org, playbook, "write")
-        require_type(definition_type)
-        parse_body(RetireDefinitionBody, app.current_event)
-        return json_response(service.retire_definition(ref, definition_type, name).as_json())
+
+def list_definitions(services: Services, call: Call) -> Answer:
+    page = services.definitions.list_definitions(
+        call.ref,
+        call.values["type"],
+        include_retired=call.values["include_retired"],
+        limit=call.values["limit"],
+        cursor=call.values["cursor"],
+    )
+    return Answer(page.as_json())
+
+
+def _listed(services: Services, call: Call, body: dict[str, Any]) -> str:
+    return page_words(len(body.get("definitions") or []), f"{call.values['type']} definition", body)
+
+
+def get_definition(services: Services, call: Call) -> Answer:
+    definition = services.definitions.get_definition(call.ref, call.values["type"], call.values["name"])
+    return Answer(definition.as_json())
+
+
+def _got(services: Services, call: Call, body: dict[str, Any]) -> str:
+    return f"{_definition_words(body)} is at version {body.get('version')} and {body.get('status')}."
+
+
+def update_definition(services: Services, call: Call) -> Answer:
+    body: UpdateDefinitionBody = call.body
+    definition = services.definitions.update_definition(
+        call.ref, call.values["type"], call.values["name"], body.source
+    )
+    return Answer(definition.as_json())
+
+
+def _updated(services: Services, call: Call, body: dict[str, Any]) -> str:
+    return f"{_definition_words(body)} is now at version {body.get('version')}."
+
+
+def retire_definition(services: Services, call: Call) -> Answer:
+    definition = services.definitions.retire_definition(call.ref, call.values["type"], call.values["name"])
+    return Answer(definition.as_json())
+
+
+def _retired(services: Services, call: Call, body: dict[str, Any]) -> str:
+    return f"{_definition_words(body)} is retired: it runs no more, and its name is not reused."
+
+
+OPERATIONS: Final = (
+    Operation(
+        name="create_definition",
+        title="Create a definition",
+        method="POST",
+        route="/definitions/{type}",
+        scope="playbook",
+        role="write",
+        tag=TAG,
+        summary="Save a new function document under a new name.",
+        description=(
+            "Save a new function (a definition) in the playbook: its name and its source, a Markdown "
+            "document with front matter. Use it to create a function a person asked for; read "
+            "guide://interaction-format or guide://reasoning-format first. A document with problems is "
+            "refused with 422 and each problem's line and place; a name already taken (also by a retired "
+            "definition) is 409. To change an existing definition, use update_definition."
+        ),
+        hints=Hints(read_only=False),
+        invoke=create_definition,
+        summarize=_created,
+        params=(TYPE,),
+        body=CreateDefinitionBody,
+        body_required=True,
+        status=201,
+        output=DEFINITION,
+        problems=("conflict", "invalid_input", "unavailable"),
+    ),
+    Operation(
+        name="list_definitions",
+        title="List definitions",
+        method="GET",
+        route="/definitions/{type}",
+        scope="playbook",
+        role="read",
+        tag=TAG,
+        summary="List the playbook's definitions of a type, newest first.",
+        description=(
+            "List the playbook's definitions of one type, newest first, a page at a time (limit, then "
+            "next_cursor as cursor). Use it to find which functions exist before creating, running or "
+            "changing one. Retired definitions are left out unless include_retired is true."
+        ),
+        hints=Hints(read_only=True, idempotent=True),
+        invoke=list_definitions,
+        summarize=_listed,
+        params=(
+            TYPE,
+            Param(
+                "include_retired",
+                "query",
+                "Whether retired definitions are listed too (false when left out).",
+                kind="boolean",
+                default=False,
+            ),
+            LIMIT,
+            CURSOR,
+        ),
+        output=page_of("definitions", DEFINITION),
+    ),
+    Operation(
+        name="get_definition",
+        title="Read a definition",
+        method="GET",
+        route="/definitions/{type}/{name}",
+        scope="playbook",
+        role="read",
+        tag=TAG,
+        summary="Read one definition: its source, overview and warnings.",
+        description=(
+            "Read one definition at its latest version: its source, a plain-words overview of what it "
+            "does, and its warnings. Use it before running or changing a function, to see what input it "
+            "takes and what it does."
+        ),
+        hints=Hints(read_only=True, idempotent=True),
+        invoke=get_definition,
+        summarize=_got,
+        params=(TYPE, NAME),
+        output=DEFINITION,
+    ),
+    Operation(
+        name="update_definition",
+        title="Update a definition",
+        method="PUT",
+        route="/definitions/{type}/{name}",
+        scope="playbook",
+        role="write",
+        tag=TAG,
+        summary="Save a new version of a definition's source.",
+        description=(
+            "Replace a definition's source with a new version (runs already started keep theirs). Use it "
+            "to change a function that exists; an identical source makes no new version. A document with "
+            "problems is refused with 422 and each problem's line and place."
+        ),
+        hints=Hints(read_only=False, idempotent=True),
+        invoke=update_definition,
+        summarize=_updated,
+        params=(TYPE, NAME),
+        body=UpdateDefinitionBody,
+        body_required=True,
+        output=DEFINITION,
+        problems=("conflict", "invalid_input", "unavailable"),
+    ),
+    Operation(
+        name="retire_definition",
+        title="Retire a definition",
+        method="POST",
+        route="/definitions/{type}/{name}/retire",
+        scope="playbook",
+        role="write",
+        tag=TAG,
+        summary="Retire a definition: it runs no more.",
+        description=(
+            "Retire a definition: it can no longer run, and its name is never reused. It cannot be "
+            "undone, so use it only when a person asked to retire the function. Retiring a retired "
+            "definition answers it as it is."
+        ),
+        hints=Hints(read_only=False, destructive=True, idempotent=True),
+        invoke=retire_definition,
+        summarize=_retired,
+        params=(TYPE, NAME),
+        body=RetireDefinitionBody,
+        output=DEFINITION,
+        problems=("conflict", "unavailable"),
+    ),
+)

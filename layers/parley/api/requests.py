@@ -7,7 +7,8 @@ Client mistakes are told apart, and none is a 500:
 - a body that is not JSON, or not a JSON object: ``400 bad_request``;
 - body fields missing, unknown or of the wrong type: ``422 invalid_input``, one ``errors`` entry per
   field with its JSON Pointer (``/name``, ``/source``); an absent body counts as ``{}``;
-- query values that cannot be used (``limit=0``, ``include_retired=maybe``): ``400 bad_request``.
+- query values that cannot be used (``limit=0``, ``include_retired=maybe``): ``400 bad_request``, as
+  each operation declares its parameters (``parley.api.operation.Param``).
 
 Bodies are checked after the caller is known (``401`` comes first).
 """
@@ -21,11 +22,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from parley.auth import authenticate, authorize, authorized_principal
 from parley.definitions.model import PlaybookRef
-from parley.errors import ErrorEntry, Problem, capped_errors
+from parley.errors import ErrorEntry, Problem
 
 if TYPE_CHECKING:  # the configuration models load with the runtime, not with this module
     from parley.config import OperatorConfig, Principal
@@ -33,17 +34,6 @@ if TYPE_CHECKING:  # the configuration models load with the runtime, not with th
 MAX_BODY_BYTES: Final = 1_048_576
 
 Model = TypeVar("Model", bound=BaseModel)
-
-_FIELD_MESSAGES: Final = {
-    "missing": "Required.",
-    "extra_forbidden": "Not a field of this request.",
-    "string_type": "Expected a string.",
-    "int_type": "Expected an integer.",
-    "bool_type": "Expected true or false.",
-    "dict_type": "Expected an object.",
-    "model_type": "Expected an object.",
-    "list_type": "Expected an array.",
-}
 
 
 def caller(
@@ -151,19 +141,10 @@ def _has_surrogate(text: str) -> bool:
 
 def parse_body(model: type[Model], event: APIGatewayProxyEvent) -> Model:
     """The JSON object body as ``model`` (strict types, no unknown fields), or ``422 invalid_input``."""
-    data = json_object_body(event)
-    try:
-        return model.model_validate(data, strict=True)
-    except ValidationError as exc:
-        entries = [
-            ErrorEntry(_pointer(error["loc"]), _FIELD_MESSAGES.get(error["type"], error["msg"]))
-            for error in exc.errors(include_input=False, include_url=False)
-        ]
-        first = entries[0]
-        more = f" (and {len(entries) - 1} more)" if len(entries) > 1 else ""
-        raise Problem(
-            "invalid_input", f"{first.pointer}: {first.detail}{more}", errors=capped_errors(entries)
-        ) from None
+    from parley.api.operation import checked_body
+
+    checked: Model = checked_body(model, json_object_body(event))
+    return checked
 
 
 def is_json_media_type(content_type: str | None) -> bool:
@@ -173,38 +154,6 @@ def is_json_media_type(content_type: str | None) -> bool:
     media_type = content_type.split(";", 1)[0].strip().lower()
     kind, _, subtype = media_type.partition("/")
     return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
-
-
-def query_limit(query: Mapping[str, str], default: int, most: int) -> int:
-    raw = query.get("limit")
-    if raw is None:
-        return default
-    text = raw
-    # Digits only, and few of them: int() of thousands of digits is slow, then refused by Python itself.
-    if not (text.isascii() and text.isdigit()) or len(text) > 6 or not 1 <= int(text) <= most:
-        raise Problem("bad_request", f"limit is a whole number from 1 to {most} ({default} when left out).")
-    return int(text)
-
-
-def query_flag(query: Mapping[str, str], name: str) -> bool:
-    raw = query.get(name)
-    if raw is None:
-        return False
-    value = raw.strip().lower()
-    if value in ("true", "1", ""):
-        return True
-    if value in ("false", "0"):
-        return False
-    raise Problem("bad_request", f"{name} is true or false, not {raw!r}.")
-
-
-def query_text(query: Mapping[str, str], name: str) -> str | None:
-    raw = query.get(name)
-    if raw is None:
-        return None
-    if not raw:
-        raise Problem("bad_request", f"{name} cannot be empty; leave it out instead.")
-    return raw
 
 
 def _raw_body(event: APIGatewayProxyEvent) -> bytes:
@@ -241,7 +190,3 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array"
-
-
-def _pointer(loc: tuple[int | str, ...]) -> str:
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in loc)

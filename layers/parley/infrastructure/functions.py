@@ -43,34 +43,36 @@ DEFAULT_RUN_WAIT_SECONDS: Final = 25.0
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
+# The mcp function (the MCP front door) makes the api function's operations through the same services,
+# so it holds each grant the api function holds.
 #: StartExecution: a run that starts waiting (run_definition, api), a reasoning run that asks a person
 #: (reason: for its first request; for a later one the execution, already running, loops back to its
 #: wait, and the start finds it exists).
-MAY_START_RUNS: Final = frozenset({"api", "reason"})
+MAY_START_RUNS: Final = frozenset({"api", "mcp", "reason"})
 #: SendTaskSuccess/SendTaskFailure: answer and cancel (api), an ending that raced ahead of the token
 #: (wait), expiry (timer). Never settle: it runs after the wait is over.
-MAY_END_WAITS: Final = frozenset({"api", "wait", "timer"})
+MAY_END_WAITS: Final = frozenset({"api", "mcp", "wait", "timer"})
 #: CreateSchedule/DeleteSchedule (and passing the scheduler's role), and the timer queue: expiries and
 #: first attempts (api), the next attempt, the check for a lost one, the next read (timer), a reasoning
 #: run's request's expiry and its own backstop (reason).
-MAY_SCHEDULE: Final = frozenset({"api", "timer", "reason"})
+MAY_SCHEDULE: Final = frozenset({"api", "mcp", "timer", "reason"})
 #: lambda:InvokeFunction (asynchronous) of the timer function: work due at once, such as a delivery's
 #: first attempt, goes to the timer directly instead of through a schedule (60-second precision).
-MAY_RUN_NOW: Final = frozenset({"api", "timer"})
+MAY_RUN_NOW: Final = frozenset({"api", "mcp", "timer"})
 #: secretsmanager:GetSecretValue on the tool servers' header secrets: execute and call (api),
 #: deliveries, reads and tellings (timer), a reasoning run's tool calls (reason).
-MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "timer", "reason"})
+MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "mcp", "timer", "reason"})
 #: Read and write the content bucket.
-MAY_KEEP_CONTENT: Final = frozenset({"api", "timer", "settle", "reason"})
+MAY_KEEP_CONTENT: Final = frozenset({"api", "mcp", "timer", "settle", "reason"})
 #: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api).
-MAY_REASON: Final = frozenset({"api"})
+MAY_REASON: Final = frozenset({"api", "mcp"})
 #: bedrock:InvokeModel (and …WithResponseStream) on the models the stage names: the model calls.
 MAY_CALL_MODELS: Final = frozenset({"reason"})
 #: bedrock:ListFoundationModels, when the stage names Bedrock models: list_models reads Bedrock's list.
-MAY_LIST_MODELS: Final = frozenset({"api"})
+MAY_LIST_MODELS: Final = frozenset({"api", "mcp"})
 #: secretsmanager:GetSecretValue on the model providers' key secrets: the model calls (reason) and the
 #: providers' model lists of list_models (api).
-MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "reason"})
+MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason"})
 
 #: The API's JWT authorizer (``parley.authorizer``): it checks tokens and nothing else.
 AUTHORIZER: Final = "authorizer"
@@ -115,6 +117,15 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # more so that what it started is written even when the client was told 504.
         timeout_s=85,
         description="Parley HTTP API: every /v1 route (spec http-api.md)",
+    ),
+    FunctionDefinition(
+        name="mcp",
+        handler="functions/mcp/handler.py",
+        # The MCP front door: every operation of the api function as a tool, so the same sizes (a tool
+        # call of run_definition waits as the HTTP route does).
+        memory_mb=1024,
+        timeout_s=85,
+        description="Parley MCP front door: POST /mcp and /v1/orgs/{org}/playbooks/{playbook}/mcp",
     ),
     FunctionDefinition(
         name="wait",

@@ -84,7 +84,8 @@ class LambdaContext:
 
 
 class LocalFunctions:
-    """Handlers by function name (``wait``, ``settle``, ``timer``), each built on first use."""
+    """Handlers by function name (``wait``, ``settle``, ``timer``, ``reason``, ``mcp``), each built on
+    first use."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Handler]]) -> None:
         self.after_invoke: Callable[[], None] = lambda: None
@@ -133,6 +134,8 @@ def project_functions(runtime: Any) -> LocalFunctions:
             "settle": factory(entry, "build_settle_handler"),
             "timer": factory(entry, "build_timer_handler"),
             "reason": factory("parley.executions.reason", "build_reason_handler"),
+            # The MCP front door (the local server's /mcp paths): its grants are checked as its own.
+            "mcp": factory("parley.front.handler", "build_mcp_handler"),
         }
     )
 

@@ -96,3 +96,19 @@ def test_every_type_of_the_definitions_has_its_kind_in_the_registry() -> None:
     assert set(KINDS) == set(DEFINITION_TYPES)
     for definition_type in DEFINITION_TYPES:
         assert callable(kind_module(definition_type).check)
+
+
+#: The front doors: the HTTP API (and its description), the MCP front door, the web inbox. They sit on
+#: top of the core; only the entries that serve them (the local server, the CLI, the authorizer's logs)
+#: import them. The MCP front door is made from the API's registry of operations, never the reverse.
+FRONT_DOORS = ("api", "front", "inbox")
+ENTRIES = ("local", "cli", "authorizer")
+
+
+def test_the_front_doors_sit_on_top_and_the_mcp_door_is_made_from_the_apis_registry() -> None:
+    edges = graph()
+    for part, targets in edges.items():
+        if part not in (*FRONT_DOORS, *ENTRIES):
+            assert not targets & set(FRONT_DOORS), (part, sorted(targets & set(FRONT_DOORS)))
+    assert "front" not in edges.get("api", set())
+    assert edges.get("front", set()) & set(TYPES) == set()

@@ -1,0 +1,61 @@
+"""The registry: every operation of ``http-api.md``, in the page's order, by name.
+
+It is the one source of the HTTP routes (:func:`register_routes`), of the MCP front door's tools
+(``parley.front``) and of the OpenAPI document (``parley.api.openapi``). It loads the body models and
+the services' modules with it: the api function imports it when its first event is handled, never with
+``parley.api.app``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.api import definitions, events, models, runs, tools
+from parley.api.operation import Call, Operation, Services, authorize_call
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler import Response
+
+    from parley.api.routing import Routes
+    from parley.ports.runtime import Runtime
+
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    *definitions.OPERATIONS,
+    *runs.OPERATIONS,
+    *events.OPERATIONS,
+    *tools.OPERATIONS,
+    *models.OPERATIONS,
+)
+
+BY_NAME: Final[Mapping[str, Operation]] = MappingProxyType({op.name: op for op in OPERATIONS})
+
+
+def register_routes(routes: Routes, runtime: Runtime, services: Services | None = None) -> None:
+    """Register one HTTP route per operation: who calls (``401``, then ``404``/``403``), the path and
+    query values, the body, then the operation."""
+    shared = services or Services(runtime)
+    for operation in OPERATIONS:
+        routes.add(operation.method, operation.rule)(_route(routes, runtime, shared, operation))
+
+
+def _route(routes: Routes, runtime: Runtime, services: Services, operation: Operation) -> Callable[..., Any]:
+    from parley.api.problems import json_response
+    from parley.api.requests import calling_principal, parse_body
+
+    app = routes.app
+
+    def handle(**path: str) -> Response[str]:
+        event = app.current_event
+        principal = calling_principal(event, runtime.operator)
+        org = path["org"]
+        playbook = path.get("playbook")
+        authorize_call(operation, principal, org, playbook)
+        values = operation.values_from_http(path, event.query_string_parameters or {})
+        body = parse_body(operation.body, event) if operation.body is not None else None
+        answer = operation.invoke(services, Call(principal, org, playbook, values, body))
+        return json_response(answer.body, answer.status, answer.headers)
+
+    handle.__name__ = operation.name
+    return handle
