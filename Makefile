@@ -29,7 +29,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 install-local: $(VENV)/.installed-local ## Create the virtualenv with what the local server needs
 
-install: $(VENV)/.installed-dev ## Create the virtualenv with everything (tests, CDK, linters)
+install: $(VENV)/.installed-dev ## Create the virtualenv with everything (tests, CDK, linters) and Debian's chromium
+	@# The browser tests drive Debian's chromium through Playwright (never `playwright install`: no browser
+	@# download is possible); installed here where missing, with sudo when not root.
+	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \
+		echo "Installing Debian's chromium for the browser tests"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y --no-install-recommends chromium; }
 
 serve: install-local ## Install, then start the local server on 127.0.0.1:8000 (CLOCK=manual for tests)
 	$(BIN)/parley serve --host $(HOST) --port $(PORT) --config $(CONFIG) --clock $(CLOCK)

@@ -1,4 +1,6 @@
-"""The REST API: every route under ``/v1`` goes to the ``api`` function (http-api.md, "Base and auth").
+"""The REST API: every route under ``/v1`` goes to the ``api`` function (http-api.md, "Base and auth"),
+except the MCP front door's two endpoints (http-api.md, "The MCP front door"), which go to the ``mcp``
+function: ``/mcp`` and ``/v1/orgs/{org}/playbooks/{playbook}/mcp`` (:func:`add_mcp_routes`).
 
 Every method first passes the JWT authorizer (the ``authorizer`` function, ``parley.authorizer``), a
 ``TOKEN`` authorizer on the ``Authorization`` header whose answers API Gateway keeps for
@@ -102,6 +104,59 @@ def gateway_problems() -> list[tuple[str, apigw.ResponseType, Problem]]:
     ]
 
 
+#: The MCP endpoints' resources, below the API's root: the one of every playbook, and a playbook's own.
+MCP_RESOURCE: Final = "mcp"
+
+
+def add_mcp_routes(
+    rest_api: apigw.RestApi, base: apigw.IResource, api: apigw.LambdaIntegration, mcp: lambda_.IFunction
+) -> None:
+    """``ANY /mcp`` and ``ANY /v1/orgs/{org}/playbooks/{playbook}/mcp`` to the ``mcp`` function (it answers
+    405 to all but POST), behind the same authorizer as every method.
+
+    API Gateway matches the most specific resource and does not fall back to ``/v1/{proxy+}`` once a
+    static segment matched, so the path down to a playbook's endpoint keeps a ``{proxy+}`` to the api
+    function at each level that has routes below it (``/v1/orgs/{org}/models``, a playbook's routes).
+    """
+    integration = apigw.LambdaIntegration(
+        mcp, proxy=True, timeout=Duration.seconds(INTEGRATION_TIMEOUT_SECONDS)
+    )
+    rest_api.root.add_resource(MCP_RESOURCE).add_method("ANY", integration)
+    org = base.add_resource("orgs").add_resource("{org}")
+    org.add_proxy(default_integration=api, any_method=True)
+    playbook = org.add_resource("playbooks").add_resource("{playbook}")
+    playbook.add_proxy(default_integration=api, any_method=True)
+    playbook.add_resource(MCP_RESOURCE).add_method("ANY", integration)
+
+
+#: Routes with no token (``http-api.md``, "API description" and "The web inbox"): the API's description,
+#: its rendering, the inbox's static page with its files and sign-in settings, and ``/``'s redirect.
+PUBLIC_PATHS: Final = ("openapi.json", "docs", "inbox", "inbox/{name}")
+
+
+def add_public_routes(rest_api: apigw.RestApi, api: apigw.LambdaIntegration) -> None:
+    """``GET`` of :data:`PUBLIC_PATHS` and of ``/`` to the api function, without the authorizer."""
+    public = apigw.AuthorizationType.NONE
+    methods = [rest_api.root.add_method("GET", api, authorization_type=public)]
+    for path in PUBLIC_PATHS:
+        methods.append(
+            rest_api.root.resource_for_path(path).add_method("GET", api, authorization_type=public)
+        )
+    for method in methods:
+        accept(
+            method,
+            "AwsSolutions-APIG4",
+            "The API's description and its rendering, the web inbox's static page with its script, style and "
+            "sign-in settings, and the redirect of / to it: they hold no secret and load before anyone signs "
+            "in (http-api.md); every call the inbox makes goes to /v1, behind the JWT authorizer.",
+        )
+        accept(
+            method,
+            "AwsSolutions-COG4",
+            "A public GET of static content, by design without an authorizer (see APIG4 on the same method).",
+        )
+
+
 class HttpApi(Construct):
     """REST API with a Lambda proxy integration at ``/v1/{proxy+}`` behind the JWT authorizer, traced and
     access-logged."""
@@ -114,6 +169,7 @@ class HttpApi(Construct):
         settings: StageSettings,
         handler: lambda_.IFunction,
         authorizer: lambda_.IFunction,
+        mcp: lambda_.IFunction | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.authorizer = apigw.TokenAuthorizer(
@@ -170,7 +226,11 @@ class HttpApi(Construct):
         integration = apigw.LambdaIntegration(
             handler, proxy=True, timeout=Duration.seconds(INTEGRATION_TIMEOUT_SECONDS)
         )
-        self.rest_api.root.add_resource(BASE_PATH).add_proxy(default_integration=integration, any_method=True)
+        base = self.rest_api.root.add_resource(BASE_PATH)
+        base.add_proxy(default_integration=integration, any_method=True)
+        if mcp is not None:
+            add_mcp_routes(self.rest_api, base, integration, mcp)
+        add_public_routes(self.rest_api, integration)
         for response_id, response_type, problem in gateway_problems():
             self.rest_api.add_gateway_response(
                 response_id,

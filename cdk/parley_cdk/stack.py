@@ -146,8 +146,14 @@ class ParleyStack(Stack):
         self._catch_timer_failures()
         self._catch_reason_failures()
         self.api = HttpApi(
-            self, "Api", settings=settings, handler=functions["api"], authorizer=functions[AUTHORIZER]
+            self,
+            "Api",
+            settings=settings,
+            handler=functions["api"],
+            authorizer=functions[AUTHORIZER],
+            mcp=functions["mcp"],
         )
+        self.authentication.serve_inbox(functions["api"], self.api.rest_api)
         self.alarms = Alarms(
             self,
             "Alarms",
@@ -363,6 +369,9 @@ class ParleyStack(Stack):
         auth = self.authentication
         outputs: dict[str, tuple[str, str]] = {
             "ApiUrl": (self.api.rest_api.url_for_path(f"/{BASE_PATH}"), "The API's base URL"),
+            "McpUrl": (self.api.rest_api.url_for_path("/mcp"), "The MCP front door (POST, bearer token)"),
+            "InboxUrl": (self.api.rest_api.url_for_path("/inbox"), "The web inbox, where people answer"),
+            "DocsUrl": (self.api.rest_api.url_for_path("/docs"), "The API's description, rendered"),
             "TokenIssuer": (auth.issuer, "The issuer whose JWTs the API accepts"),
             "OperatorConfigParameter": (self.configuration.name, "SSM parameter: principals, grants, tools"),
             "ToolServerSecrets": (

@@ -65,7 +65,11 @@ def test_every_method_of_the_api_passes_the_jwt_authorizer(synthesized: Any, sta
     props = authorizer["Properties"]
 
     assert methods
-    for method in methods.values():
+    guarded = [m for m in methods.values() if m["Properties"]["AuthorizationType"] != "NONE"]
+    public = [m for m in methods.values() if m["Properties"]["AuthorizationType"] == "NONE"]
+    # Only the public pages go without a token: GETs of the description, the docs and the inbox's files.
+    assert len(public) == 5 and all(m["Properties"]["HttpMethod"] == "GET" for m in public)
+    for method in guarded:
         assert method["Properties"]["AuthorizationType"] == "CUSTOM"
         assert method["Properties"]["AuthorizerId"] == {"Ref": authorizer_id}
     assert props["Type"] == "TOKEN"
@@ -117,13 +121,18 @@ def test_a_missing_or_refused_token_is_the_unauthenticated_problem_with_a_bearer
 
 
 def test_the_api_waits_for_a_run_with_call_and_the_function_outlasts_the_wait(dev: Template) -> None:
-    _, method = only(dev, "AWS::ApiGateway::Method")
+    methods = dev.find_resources("AWS::ApiGateway::Method").values()  # the api's, and the MCP front door's
     _, function = function_named_in(dev, "api")
 
+    for method in methods:
+        assert (
+            method["Properties"]["Integration"]["TimeoutInMillis"]
+            == INTEGRATION_TIMEOUT_SECONDS * 1000
+            == 80_000
+        )
     assert (
-        method["Properties"]["Integration"]["TimeoutInMillis"] == INTEGRATION_TIMEOUT_SECONDS * 1000 == 80_000
+        function["Properties"]["Timeout"] == function_named_in(dev, "mcp")[1]["Properties"]["Timeout"] == 85
     )
-    assert function["Properties"]["Timeout"] == 85
     assert properties_of(dev, "AWS::ApiGateway::RestApi")["EndpointConfiguration"] == {"Types": ["REGIONAL"]}
 
 
@@ -252,7 +261,9 @@ def test_only_the_functions_that_call_tool_servers_read_their_secrets_and_only_t
     for stage, template in (("dev", dev), ("prod", prod)):
         tool_secrets = secret_arn(f"parley/{stage}/tool-servers/*")
 
-        assert readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "timer", "reason"}
+        assert (
+            readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "mcp", "timer", "reason"}
+        )
         for name in MAY_READ_TOOL_SECRETS:
             (statement,) = secret_statements(template, name, tool_secrets)
             assert statement["Action"] == ["secretsmanager:GetSecretValue"]
@@ -267,7 +278,7 @@ def test_only_the_api_and_reason_functions_read_model_secrets_and_only_the_stage
     for stage, template in (("dev", dev), ("prod", prod), ("dev", chosen)):
         model_secrets = secret_arn(f"parley/{stage}/models/*")
 
-        assert readers_of(template, model_secrets) == MAY_READ_MODEL_SECRETS == {"api", "reason"}
+        assert readers_of(template, model_secrets) == MAY_READ_MODEL_SECRETS == {"api", "mcp", "reason"}
         for name in MAY_READ_MODEL_SECRETS:
             (statement,) = secret_statements(template, name, model_secrets)
             assert statement["Action"] == ["secretsmanager:GetSecretValue"]
@@ -463,8 +474,8 @@ def test_every_alarm_notifies_the_topic_and_an_idle_stage_is_quiet(dev: Template
     topic_id, _ = only(dev, "AWS::SNS::Topic")
     alarms = [a["Properties"] for a in dev.find_resources("AWS::CloudWatch::Alarm").values()]
 
-    # 6 functions × (errors, throttles), 4 dead-letter queues, 1 state machine.
-    assert len(alarms) == 2 * len(FUNCTIONS) + 4 + 1 == 17
+    # 7 functions × (errors, throttles), 4 dead-letter queues, 1 state machine.
+    assert len(alarms) == 2 * len(FUNCTIONS) + 4 + 1 == 19
     for alarm in alarms:
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
@@ -551,6 +562,8 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | failures,
         "authorizer": logs_and_traces,
     }
+    # The MCP front door makes the api function's operations through the same services.
+    expected["mcp"] = expected["api"]
 
     assert {
         d.name: {a for s in function_statements(dev, d.name) for a in s["Action"]} for d in FUNCTIONS

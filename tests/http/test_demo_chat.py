@@ -242,6 +242,9 @@ def test_the_page_loads(http: httpx.Client) -> None:
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert "<title>Parley demo chat</title>" in page.text
+    assert '<script src="/markdown-it.min.js"></script>' in page.text
+    renderer = http.get("/markdown-it.min.js")
+    assert renderer.status_code == 200 and "markdownit" in renderer.text
 
 
 def test_a_foreign_host_is_refused(demo: DemoChat, http: httpx.Client) -> None:

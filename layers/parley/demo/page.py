@@ -24,7 +24,8 @@ PAGE: Final = """<!doctype html>
   .channel h2 { font-size: 1.05rem; margin: .4rem 0; }
   .thread { border-left: 3px solid #ccd; padding: .2rem .6rem; margin: .6rem 0; }
   .thread.selected { border-color: #0a66c2; background: #eef5fd; }
-  .msg { margin: .25rem 0; white-space: pre-wrap; }
+  .msg { margin: .25rem 0; }
+  .msg .text p { margin: .2rem 0; }
   .msg .user { font-weight: 600; }
   .msg .ts { color: #888; font-size: .8rem; margin-left: .4rem; }
   .replies { margin-left: 1.2rem; }
@@ -52,8 +53,11 @@ PAGE: Final = """<!doctype html>
     </form>
   </aside>
 </main>
+<script src="/markdown-it.min.js"></script>
 <script>
 "use strict";
+// Messages are Markdown, rendered as the web inbox does: raw HTML off, so a message never runs a script.
+const markdown = window.markdownit({html: false, linkify: false});
 let selected = null;   // {channel, ts}
 let shown = "";
 const $ = (id) => document.getElementById(id);
@@ -69,7 +73,9 @@ function el(tag, cls, text) {
 
 function message(m) {
   const node = el("div", "msg");
-  node.append(el("span", "user", m.user), el("span", "ts", m.ts), el("div", "", m.text));
+  const text = el("div", "text");
+  text.innerHTML = markdown.render(m.text);
+  node.append(el("span", "user", m.user), el("span", "ts", m.ts), text);
   return node;
 }
 

@@ -215,6 +215,13 @@ def build_app(chat: Chat, failures: FailureSwitch, host: str, port: int) -> ASGI
     async def page(request: Request) -> Response:
         return HTMLResponse(PAGE, headers={"Cache-Control": "no-store"})
 
+    async def markdown_it(request: Request) -> Response:
+        """The Markdown renderer the page uses: the web inbox's vendored copy of markdown-it."""
+        from importlib.resources import files
+
+        script = files("parley.inbox").joinpath("markdown-it.min.js").read_text(encoding="utf-8")
+        return Response(script, media_type="text/javascript", headers={"Cache-Control": "max-age=3600"})
+
     async def channels(request: Request) -> Response:
         return JSONResponse(
             {"channels": channel_view(chat), "failures": [f.as_json() for f in failures.armed()]}
@@ -246,6 +253,7 @@ def build_app(chat: Chat, failures: FailureSwitch, host: str, port: int) -> ASGI
         return JSONResponse({"failures": [f.as_json() for f in failures.armed()]})
 
     server.custom_route("/", methods=["GET"])(page)
+    server.custom_route("/markdown-it.min.js", methods=["GET"])(markdown_it)
     server.custom_route("/api/channels", methods=["GET"])(channels)
     server.custom_route("/api/reply", methods=["POST"])(reply)
     server.custom_route("/api/failures", methods=["GET", "POST", "DELETE"])(failure_switch)

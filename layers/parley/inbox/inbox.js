@@ -1,0 +1,1180 @@
+/* Parley inbox (http-api.md, "The web inbox"): the open requests of the playbooks the signed-in principal
+ * may read, newest first, each with a form made from its answer_schema (or its question, or its approval).
+ *
+ * No build step, no framework, no third-party origin: plain DOM calls. The only HTML ever parsed is
+ * markdown-it's output for a message, rendered with raw HTML off (so a <script> in a message is text), and
+ * the page's Content-Security-Policy runs no script but this origin's files anyway.
+ *
+ * Every URL is relative to the page (…/inbox), so the page works under an API Gateway stage (/dev/inbox). */
+"use strict";
+
+(() => {
+  const TOKEN_KEY = "parley.inbox.token";
+  const PKCE_KEY = "parley.inbox.pkce";
+  const MAX_PAGES = 10;
+  const SHORT_TEXT = 200;
+  const BUTTON_ENUM_MAX = 5;
+
+  const base = new URL(".", location.href);
+  const pageUrl = location.origin + location.pathname;
+
+  const markdown = window.markdownit({ html: false, linkify: false, typographer: false });
+  const renderLinkOpen =
+    markdown.renderer.rules.link_open ||
+    ((tokens, index, options, env, self) => self.renderToken(tokens, index, options));
+  markdown.renderer.rules.link_open = (tokens, index, options, env, self) => {
+    tokens[index].attrSet("target", "_blank");
+    tokens[index].attrSet("rel", "noopener noreferrer nofollow");
+    return renderLinkOpen(tokens, index, options, env, self);
+  };
+
+  const state = {
+    config: { cognito: null, refresh_seconds: 5 },
+    token: null,
+    me: null,
+    cards: new Map(),
+    timer: null,
+    refreshing: false,
+    listed: false,
+  };
+
+  // --- small helpers ---------------------------------------------------------------------------------
+
+  const $ = (id) => document.getElementById(id);
+  let counter = 0;
+  const uid = (prefix) => `${prefix}-${++counter}`;
+
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === false || value === null || value === undefined) continue;
+      node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function describe(control, id) {
+    const ids = (control.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+    if (!ids.includes(id)) ids.push(id);
+    control.setAttribute("aria-describedby", ids.join(" "));
+  }
+
+  function undescribe(control, id) {
+    const ids = (control.getAttribute("aria-describedby") || "").split(/\s+/).filter((each) => each && each !== id);
+    if (ids.length) control.setAttribute("aria-describedby", ids.join(" "));
+    else control.removeAttribute("aria-describedby");
+  }
+
+  const escapeToken = (key) => String(key).replace(/~/g, "~0").replace(/\//g, "~1");
+  const pointerOf = (parent, key) => `${parent}/${escapeToken(key)}`;
+  const enc = encodeURIComponent;
+
+  function humanize(name) {
+    const words = String(name).replace(/[_-]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim();
+    return words ? words[0].toUpperCase() + words.slice(1) : String(name);
+  }
+
+  function hash(text) {
+    let value = 5381;
+    for (let i = 0; i < text.length; i++) value = ((value << 5) + value + text.charCodeAt(i)) | 0;
+    return (value >>> 0).toString(36);
+  }
+
+  const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+  const relativeFormat = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
+  /* "in 2 days", "3 minutes ago"; a time that should be past (``past``) but is ahead of this device's
+   * clock (the two clocks differ) is "just now". */
+  function relative(iso, past) {
+    const seconds = (Date.parse(iso) - Date.now()) / 1000;
+    if (past && seconds > -5) return "just now";
+    const units = [
+      ["year", 31536000],
+      ["month", 2592000],
+      ["week", 604800],
+      ["day", 86400],
+      ["hour", 3600],
+      ["minute", 60],
+    ];
+    for (const [unit, size] of units) {
+      if (Math.abs(seconds) >= size) return relativeFormat.format(Math.round(seconds / size), unit);
+    }
+    return relativeFormat.format(Math.round(seconds), "second");
+  }
+
+  function timeElement(iso, past) {
+    const at = Date.parse(iso);
+    if (Number.isNaN(at)) return el("span", {}, String(iso));
+    return el("time", { datetime: iso, title: dateFormat.format(at) }, `${relative(iso, past)} (${dateFormat.format(at)})`);
+  }
+
+  function status(text) {
+    $("status").textContent = text;
+  }
+
+  function announce(text) {
+    const region = $("announce");
+    region.textContent = "";
+    // A change the screen reader hears even when the same words come twice.
+    setTimeout(() => {
+      region.textContent = text;
+    }, 50);
+  }
+
+  function codePoints(text) {
+    return Array.from(text).length;
+  }
+
+  // --- calls -----------------------------------------------------------------------------------------
+
+  async function call(method, path, body) {
+    const headers = { Accept: "application/json, application/problem+json" };
+    if (state.token) headers.Authorization = `Bearer ${state.token}`;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response;
+    try {
+      response = await fetch(new URL(path, base), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: "no-store",
+        credentials: "omit",
+      });
+    } catch (error) {
+      return { ok: false, status: 0, body: { detail: "The server could not be reached; check your connection." } };
+    }
+    let data = null;
+    try {
+      data = await response.json();
+    } catch (error) {
+      data = null;
+    }
+    if (response.status === 401 && state.me) {
+      signedOut("Your sign-in has ended: sign in again.");
+    }
+    return { ok: response.ok, status: response.status, body: data || {} };
+  }
+
+  const playbookPath = (org, playbook) => `v1/orgs/${enc(org)}/playbooks/${enc(playbook)}`;
+
+  // --- signing in ------------------------------------------------------------------------------------
+
+  function base64url(bytes) {
+    let text = "";
+    for (const byte of new Uint8Array(bytes)) text += String.fromCharCode(byte);
+    return btoa(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function randomString(size) {
+    const bytes = new Uint8Array(size);
+    crypto.getRandomValues(bytes);
+    return base64url(bytes);
+  }
+
+  async function beginHostedSignIn() {
+    const cognito = state.config.cognito;
+    const verifier = randomString(48);
+    const nonce = randomString(24);
+    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state: nonce }));
+    const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+    const url = new URL("/oauth2/authorize", cognito.domain);
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: cognito.client_id,
+      redirect_uri: pageUrl,
+      scope: (cognito.scopes || ["openid"]).join(" "),
+      state: nonce,
+      code_challenge: challenge,
+      code_challenge_method: "S256",
+    }).toString();
+    location.assign(url.toString());
+  }
+
+  /* Back from the hosted sign-in with ?code=…&state=… (or ?error=…): exchange the code for tokens at the
+   * domain's /oauth2/token with the PKCE verifier, and keep the ID token for this tab. */
+  async function finishHostedSignIn(params) {
+    history.replaceState(null, "", pageUrl);
+    const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+    sessionStorage.removeItem(PKCE_KEY);
+    if (params.has("error")) {
+      return `The sign-in did not complete: ${params.get("error_description") || params.get("error")}.`;
+    }
+    if (!saved || saved.state !== params.get("state")) {
+      return "The sign-in could not be checked (it was not started from this tab); sign in again.";
+    }
+    const cognito = state.config.cognito;
+    let response;
+    try {
+      response = await fetch(new URL("/oauth2/token", cognito.domain), {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          client_id: cognito.client_id,
+          code: params.get("code") || "",
+          redirect_uri: pageUrl,
+          code_verifier: saved.verifier,
+        }).toString(),
+        credentials: "omit",
+        cache: "no-store",
+      });
+    } catch (error) {
+      return "The sign-in service could not be reached; try again.";
+    }
+    const tokens = await response.json().catch(() => ({}));
+    if (!response.ok || typeof tokens.id_token !== "string") {
+      return `The sign-in was refused${tokens.error ? ` (${tokens.error})` : ""}; sign in again.`;
+    }
+    sessionStorage.setItem(TOKEN_KEY, tokens.id_token);
+    return null;
+  }
+
+  /* The claims of a JWT (the hosted sign-in's ID token), only to show whom the page signed in; null for
+   * any other token. The API checks the token; the page trusts nothing it reads here. */
+  function tokenClaims(token) {
+    const parts = String(token || "").split(".");
+    if (parts.length !== 3) return null;
+    try {
+      const text = atob(parts[1].replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(parts[1].length / 4) * 4, "="));
+      const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(text, (c) => c.charCodeAt(0))));
+      return claims && typeof claims === "object" ? claims : null;
+    } catch (error) {
+      return null;
+    }
+  }
+
+  function showSignIn(message) {
+    stopRefreshing();
+    $("inbox").hidden = true;
+    $("account").hidden = true;
+    $("sign-in").hidden = false;
+    const hosted = Boolean(state.config.cognito);
+    $("hosted").hidden = !hosted;
+    $("token-form").hidden = hosted;
+    const error = hosted ? $("hosted-error") : $("token-error");
+    error.hidden = !message;
+    error.textContent = message || "";
+    if (!hosted) {
+      const input = $("token");
+      if (message) input.setAttribute("aria-invalid", "true");
+      else input.removeAttribute("aria-invalid");
+      input.focus();
+    } else {
+      $("hosted-sign-in").focus();
+    }
+    status(hosted ? "Sign in to see what waits for you." : "Sign in with your bearer token.");
+  }
+
+  function signedOut(message) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    state.token = null;
+    state.me = null;
+    state.listed = false;
+    clearCards();
+    showSignIn(message);
+  }
+
+  async function enter() {
+    status("Signing in…");
+    const reply = await call("GET", "v1/me");
+    if (!reply.ok) {
+      const words =
+        reply.status === 401 ? "That token is not valid." : reply.body.detail || `The server answered ${reply.status}.`;
+      signedOut(words);
+      return;
+    }
+    state.me = reply.body;
+    $("sign-in").hidden = true;
+    $("inbox").hidden = false;
+    $("account").hidden = false;
+    const claims = tokenClaims(state.token);
+    const shown = claims && (claims.email || claims["cognito:username"]);
+    $("who").textContent = `Signed in as ${shown || state.me.id}`;
+    $("who").title = `Principal ${state.me.id}`;
+    await refresh();
+    startRefreshing();
+    // From the sign-in, the next Tab goes to the first request.
+    if (!document.activeElement || document.activeElement === document.body) $("requests").focus();
+  }
+
+  function signOut() {
+    const cognito = state.config.cognito;
+    signedOut(null);
+    announce("Signed out.");
+    if (cognito) {
+      const url = new URL("/logout", cognito.domain);
+      url.search = new URLSearchParams({ client_id: cognito.client_id, logout_uri: pageUrl }).toString();
+      location.assign(url.toString());
+    }
+  }
+
+  // --- listing ---------------------------------------------------------------------------------------
+
+  function playbooks() {
+    const seen = new Map();
+    for (const grant of (state.me && state.me.grants) || []) {
+      const key = `${grant.org}/${grant.playbook}`;
+      if (!seen.has(key) || grant.role === "write") seen.set(key, grant);
+    }
+    return [...seen.values()];
+  }
+
+  async function listPlaybook(grant) {
+    const items = [];
+    let cursor = null;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const query = new URLSearchParams({ limit: "100" });
+      if (cursor) query.set("cursor", cursor);
+      const reply = await call("GET", `${playbookPath(grant.org, grant.playbook)}/interactions?${query}`);
+      if (!reply.ok) return { grant, ok: false, reply };
+      items.push(...(reply.body.interactions || []));
+      cursor = reply.body.next_cursor;
+      if (!cursor) break;
+    }
+    return { grant, ok: true, items };
+  }
+
+  async function refresh() {
+    if (state.refreshing || !state.me) return;
+    state.refreshing = true;
+    try {
+      const results = await Promise.all(playbooks().map(listPlaybook));
+      if (!state.me) return; // signed out meanwhile
+      const entries = [];
+      const failures = [];
+      for (const result of results) {
+        const { org, playbook, role } = result.grant;
+        if (!result.ok) {
+          if (result.reply.status === 401) return;
+          failures.push(`${org}/${playbook}: ${result.reply.body.detail || `answered ${result.reply.status}`}`);
+          continue;
+        }
+        for (const item of result.items) entries.push({ org, playbook, role, item });
+      }
+      // Complete lists only: a playbook that failed keeps its cards as they are.
+      const failed = new Set(results.filter((r) => !r.ok).map((r) => `${r.grant.org}/${r.grant.playbook}`));
+      reconcile(entries, failed);
+      const time = new Date().toLocaleTimeString();
+      status(failures.length ? `Updated ${time}; could not list ${failures.join("; ")}` : `Updated ${time}.`);
+    } finally {
+      state.refreshing = false;
+    }
+  }
+
+  function startRefreshing() {
+    stopRefreshing();
+    const seconds = Math.max(2, Number(state.config.refresh_seconds) || 5);
+    state.timer = setInterval(() => {
+      if (!document.hidden) refresh();
+    }, seconds * 1000);
+  }
+
+  function stopRefreshing() {
+    if (state.timer) clearInterval(state.timer);
+    state.timer = null;
+  }
+
+  function keyOf(org, playbook, item) {
+    const asked = JSON.stringify(item.question || item.approval || null);
+    return [org, playbook, item.run_id, item.requested_at, hash(`${item.message}\u0000${asked}`)].join("|");
+  }
+
+  function reconcile(entries, failed) {
+    entries.sort((a, b) => String(b.item.requested_at).localeCompare(String(a.item.requested_at)));
+    const seen = new Set();
+    const arrived = [];
+    for (const entry of entries) {
+      const key = keyOf(entry.org, entry.playbook, entry.item);
+      seen.add(key);
+      const known = state.cards.get(key);
+      if (known) {
+        known.entry = entry;
+        updateMeta(known);
+      } else {
+        const card = buildCard(entry, key);
+        state.cards.set(key, card);
+        insertCard(card);
+        arrived.push(entry.item.function);
+      }
+    }
+    if (state.listed && arrived.length) {
+      announce(`${arrived.length === 1 ? "A new request" : `${arrived.length} new requests`}: ${arrived.join(", ")}.`);
+    }
+    state.listed = true;
+    for (const [key, card] of [...state.cards]) {
+      if (seen.has(key) || failed.has(`${card.entry.org}/${card.entry.playbook}`)) continue;
+      if (card.done) {
+        if (!card.li.contains(document.activeElement)) removeCard(card);
+      } else if (!card.gone) {
+        markGone(card);
+      }
+    }
+    updateCount();
+  }
+
+  function insertCard(card) {
+    const list = $("requests");
+    const at = card.entry.item.requested_at;
+    for (const node of list.children) {
+      const other = state.cards.get(node.dataset.key);
+      if (other && String(other.entry.item.requested_at) < String(at)) {
+        list.insertBefore(card.li, node);
+        return;
+      }
+    }
+    list.append(card.li);
+  }
+
+  function removeCard(card) {
+    card.li.remove();
+    state.cards.delete(card.key);
+    updateCount();
+  }
+
+  function clearCards() {
+    state.cards.clear();
+    $("requests").replaceChildren();
+    updateCount();
+  }
+
+  function updateCount() {
+    const open = [...state.cards.values()].filter((card) => !card.done && !card.gone).length;
+    $("count").textContent = open ? `(${open})` : "";
+    $("empty").hidden = state.cards.size > 0;
+  }
+
+  async function markGone(card) {
+    card.gone = true;
+    card.li.classList.add("is-gone");
+    card.setEnabled(false);
+    const item = card.entry.item;
+    let words = "It was answered elsewhere.";
+    if (Date.parse(item.expires_at) <= Date.now()) {
+      words = "It expired.";
+    } else {
+      const reply = await call("GET", `${playbookPath(card.entry.org, card.entry.playbook)}/runs/${enc(item.run_id)}`);
+      const rejection = reply.ok && reply.body.rejection;
+      if (rejection && rejection.reason === "cancelled") words = "Its run was cancelled.";
+      else if (rejection && rejection.reason === "unanswered") words = "It expired.";
+    }
+    const notice = el(
+      "p",
+      { class: "gone", role: "status" },
+      `No longer waiting: ${words} `,
+      el("button", { type: "button", class: "dismiss" }, "Dismiss")
+    );
+    notice.querySelector("button").addEventListener("click", () => {
+      const next = card.li.nextElementSibling || card.li.previousElementSibling;
+      removeCard(card);
+      focusCard(next);
+    });
+    card.article.append(notice);
+    announce(`${item.function}: no longer waiting. ${words}`);
+    updateCount();
+  }
+
+  function focusCard(li) {
+    if (!li) {
+      $("requests").focus();
+      return;
+    }
+    const target = li.querySelector("input:not(:disabled), textarea:not(:disabled), select:not(:disabled), button");
+    (target || $("requests")).focus();
+  }
+
+  // --- a card ----------------------------------------------------------------------------------------
+
+  const STANDINGS = {
+    in_inbox: "in the inbox",
+    to_deliver: "to be delivered",
+    delivering: "being delivered",
+    delivered: "delivered",
+    retrying: "delivery retrying",
+    undelivered: "not delivered",
+    cancelling: "being cancelled",
+  };
+
+  function kindOf(item) {
+    if (!item.takes_answer) return "notification";
+    if (item.approval) return "approval";
+    if (item.question) return "question";
+    return "request";
+  }
+
+  function metaLines(entry) {
+    const item = entry.item;
+    const who = el(
+      "p",
+      { class: "meta" },
+      el("span", {}, item.type === "reasoning" ? "Agent run" : "Interaction function"),
+      el("span", {}, `version ${item.version}`),
+      el("span", {}, `${entry.org}/${entry.playbook}`),
+      item.to ? el("span", {}, `to ${item.to}`) : null
+    );
+    const standing = el(
+      "span",
+      { class: `standing standing-${item.standing}` },
+      STANDINGS[item.standing] || String(item.standing).replace(/_/g, " ")
+    );
+    const when = el(
+      "p",
+      { class: "meta" },
+      el("span", {}, "asked ", timeElement(item.requested_at, true)),
+      el("span", {}, "expires ", timeElement(item.expires_at)),
+      standing,
+      item.delivery ? el("span", {}, `through ${item.delivery.server}/${item.delivery.tool}`) : null,
+      item.attempts ? el("span", {}, `${item.attempts} attempt${item.attempts === 1 ? "" : "s"}`) : null
+    );
+    return [who, when];
+  }
+
+  function updateMeta(card) {
+    const [who, when] = metaLines(card.entry);
+    card.who.replaceWith(who);
+    card.when.replaceWith(when);
+    card.who = who;
+    card.when = when;
+  }
+
+  function buildCard(entry, key) {
+    const item = entry.item;
+    const kind = kindOf(item);
+    const titleId = uid("title");
+    const li = el("li", { "data-key": key, "data-run-id": item.run_id, "data-kind": kind });
+    const article = el("article", { class: "card", "aria-labelledby": titleId });
+    const labels = { notification: "Notification", approval: "Approval", question: "Question", request: "Request" };
+    const title = el("h3", { id: titleId }, el("span", { class: "kind" }, labels[kind]), item.function);
+    const [who, when] = metaLines(entry);
+    const message = el("div", { class: "message" });
+    message.innerHTML = markdown.render(String(item.message || ""));
+    article.append(el("header", {}, title, who, when), message);
+    li.append(article);
+    const card = { key, entry, li, article, who, when, done: false, gone: false, setEnabled: () => {} };
+    if (kind === "notification") {
+      article.append(el("p", { class: "info" }, "For your information: nothing to answer."));
+    } else {
+      buildAnswerForm(card, kind);
+    }
+    return card;
+  }
+
+  // --- forms -----------------------------------------------------------------------------------------
+
+  class LocalProblem extends Error {
+    constructor(pointer, detail) {
+      super(detail);
+      this.errors = [{ pointer, detail }];
+    }
+  }
+
+  /* Where a problem's pointer is shown: each field registers its pointer; an error goes to the field with
+   * the longest pointer that is the error's or one of its parents, else to the form as a whole. */
+  class Slots {
+    constructor(formError) {
+      this.slots = [];
+      this.formError = formError;
+    }
+
+    add(pointer, control, container) {
+      const message = el("p", { class: "field-error", id: uid("error"), hidden: true });
+      container.append(message);
+      this.slots.push({ pointer, control, message });
+    }
+
+    find(pointer, detail) {
+      let best = null;
+      for (const slot of this.slots) {
+        if (pointer === slot.pointer || pointer.startsWith(`${slot.pointer}/`)) {
+          if (!best || slot.pointer.length > best.pointer.length) best = slot;
+        }
+      }
+      if (best && best.pointer === pointer) return best;
+      // A missing member is reported at its parent ("/answer": required property "decision"): when the
+      // words quote exactly one field right under the pointer, that field is where it belongs.
+      const quoted = this.slots.filter((slot) => {
+        if (!slot.pointer.startsWith(`${pointer}/`)) return false;
+        const rest = slot.pointer.slice(pointer.length + 1);
+        if (rest.includes("/")) return false;
+        const name = rest.replace(/~1/g, "/").replace(/~0/g, "~");
+        return [`"${name}"`, `'${name}'`, `\`${name}\``].some((form) => String(detail).includes(form));
+      });
+      return quoted.length === 1 ? quoted[0] : best;
+    }
+
+    clear() {
+      for (const slot of this.slots) {
+        slot.message.hidden = true;
+        slot.message.textContent = "";
+        slot.control.removeAttribute("aria-invalid");
+        undescribe(slot.control, slot.message.id);
+      }
+      this.formError.hidden = true;
+      this.formError.textContent = "";
+    }
+
+    show(errors, detail) {
+      const shown = [];
+      const general = [];
+      for (const error of errors || []) {
+        const slot = typeof error.pointer === "string" ? this.find(error.pointer, error.detail) : null;
+        if (!slot) {
+          general.push(error.detail);
+          continue;
+        }
+        slot.message.hidden = false;
+        slot.message.textContent = slot.message.textContent
+          ? `${slot.message.textContent}\n${error.detail}`
+          : String(error.detail);
+        slot.control.setAttribute("aria-invalid", "true");
+        describe(slot.control, slot.message.id);
+        shown.push(slot);
+      }
+      if (general.length || (!shown.length && detail)) {
+        this.formError.hidden = false;
+        this.formError.textContent = general.length ? general.join("\n") : detail;
+      }
+      const first = shown
+        .map((slot) => slot.control)
+        .sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1))[0];
+      if (general.length || !first) {
+        this.formError.focus();
+      } else {
+        first.focus();
+      }
+    }
+  }
+
+  function labelFor(id, text, required) {
+    return el("label", { for: id }, text, required ? el("span", { class: "required" }, " (required)") : null);
+  }
+
+  function legendFor(text, required) {
+    return el("legend", {}, text, required ? el("span", { class: "required" }, " (required)") : null);
+  }
+
+  function hintFor(control, text) {
+    if (!text) return null;
+    const hint = el("p", { class: "hint", id: uid("hint") }, text);
+    describe(control, hint.id);
+    return hint;
+  }
+
+  function schemaKind(schema) {
+    if (!schema || typeof schema !== "object") return "json";
+    if (Array.isArray(schema.enum) && schema.enum.length) return "enum";
+    if (Object.prototype.hasOwnProperty.call(schema, "const")) return "const";
+    let type = schema.type;
+    if (Array.isArray(type)) type = type.find((each) => each !== "null") || type[0];
+    if (!type) {
+      if (schema.properties) type = "object";
+      else if (schema.items) type = "array";
+    }
+    if (type === "array") {
+      const items = schema.items;
+      return items && typeof items === "object" && Array.isArray(items.enum) && items.enum.length ? "enum-array" : "json";
+    }
+    if (type === "object") return schema.properties && typeof schema.properties === "object" ? "object" : "json";
+    if (["string", "boolean", "integer", "number"].includes(type)) return type;
+    return "json";
+  }
+
+  /* A field for one schema at one pointer: {node, read()}; read() gives the value, or undefined to leave
+   * the member out. */
+  function schemaField(schema, pointer, name, required, slots, top) {
+    const kind = schemaKind(schema);
+    const title = (schema && schema.title) || (name === null ? "Your answer" : humanize(name));
+    const description = schema && typeof schema.description === "string" ? schema.description : null;
+    switch (kind) {
+      case "object":
+        return objectField(schema, pointer, title, description, required, slots, top);
+      case "enum":
+        return enumField(schema, pointer, title, description, required, slots);
+      case "enum-array":
+        return enumArrayField(schema, pointer, title, description, required, slots);
+      case "boolean":
+        return booleanField(schema, pointer, title, description, slots);
+      case "integer":
+      case "number":
+        return numberField(schema, pointer, title, description, required, slots, kind);
+      case "string":
+        return stringField(schema, pointer, title, description, required, slots);
+      case "const":
+        return { node: null, read: () => schema.const };
+      default:
+        return jsonField(pointer, title, description, required, slots);
+    }
+  }
+
+  function objectField(schema, pointer, title, description, required, slots, top) {
+    const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const fields = Object.entries(schema.properties).map(([key, sub]) =>
+      schemaField(sub, pointerOf(pointer, key), key, needed.has(key), slots, false)
+    );
+    const members = Object.keys(schema.properties);
+    const read = () => {
+      const value = {};
+      fields.forEach((field, index) => {
+        const got = field.read();
+        if (got !== undefined) value[members[index]] = got;
+      });
+      return top || required || Object.keys(value).length ? value : undefined;
+    };
+    const children = fields.map((field) => field.node).filter(Boolean);
+    if (top) return { node: el("div", { class: "group" }, children), read };
+    const node = el("fieldset", { class: "group", tabindex: "-1" }, legendFor(title, required));
+    if (description) node.append(el("p", { class: "hint" }, description));
+    node.append(...children);
+    slots.add(pointer, node, node);
+    return { node, read };
+  }
+
+  function enumField(schema, pointer, title, description, required, slots) {
+    const values = schema.enum;
+    const shown = values.map((value) => (typeof value === "string" ? value : JSON.stringify(value)));
+    if (values.length <= BUTTON_ENUM_MAX && shown.every((text) => text.length <= 24)) {
+      // A few short values: a row of toggle buttons (each a tab stop; Enter or Space picks it).
+      const buttons = [];
+      const row = el("div", { class: "segmented" });
+      shown.forEach((text, index) => {
+        const picked = schema.default !== undefined && JSON.stringify(schema.default) === JSON.stringify(values[index]);
+        const button = el("button", { type: "button", "aria-pressed": picked ? "true" : "false", "data-index": index }, text);
+        button.addEventListener("click", () => {
+          for (const other of buttons) other.setAttribute("aria-pressed", other === button ? "true" : "false");
+        });
+        buttons.push(button);
+        row.append(button);
+      });
+      const node = el("fieldset", { class: "field enum" }, legendFor(title, required));
+      if (description) node.append(el("p", { class: "hint" }, description));
+      node.append(row);
+      slots.add(pointer, buttons[0], node);
+      const read = () => {
+        const chosen = buttons.find((button) => button.getAttribute("aria-pressed") === "true");
+        return chosen ? values[Number(chosen.dataset.index)] : undefined;
+      };
+      return { node, read };
+    }
+    const id = uid("field");
+    const select = el("select", { id }, el("option", { value: "" }, "Choose…"));
+    shown.forEach((text, index) => {
+      const option = el("option", { value: String(index) }, text);
+      if (schema.default !== undefined && JSON.stringify(schema.default) === JSON.stringify(values[index])) {
+        option.selected = true;
+      }
+      select.append(option);
+    });
+    const node = el("div", { class: "field" }, labelFor(id, title, required), hintFor(select, description), select);
+    slots.add(pointer, select, node);
+    return { node, read: () => (select.value === "" ? undefined : values[Number(select.value)]) };
+  }
+
+  function enumArrayField(schema, pointer, title, description, required, slots) {
+    const values = schema.items.enum;
+    const boxes = values.map((value, index) => el("input", { type: "checkbox", value: String(index) }));
+    const node = el("fieldset", { class: "field options" }, legendFor(title, required));
+    if (description) node.append(el("p", { class: "hint" }, description));
+    values.forEach((value, index) => {
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      node.append(el("label", { class: "option" }, boxes[index], el("span", {}, text)));
+    });
+    slots.add(pointer, boxes[0], node);
+    const read = () => {
+      const chosen = boxes.filter((box) => box.checked).map((box) => values[Number(box.value)]);
+      return chosen.length || required ? chosen : undefined;
+    };
+    return { node, read };
+  }
+
+  function booleanField(schema, pointer, title, description, slots) {
+    const id = uid("field");
+    const input = el("input", { id, type: "checkbox", role: "switch" });
+    input.checked = schema.default === true;
+    const words = el("span", { class: "state", "aria-hidden": "true" }, input.checked ? "Yes" : "No");
+    input.addEventListener("change", () => {
+      words.textContent = input.checked ? "Yes" : "No";
+    });
+    const node = el(
+      "div",
+      { class: "field" },
+      el("label", { class: "switch", for: id }, input, el("span", {}, title), words),
+      hintFor(input, description)
+    );
+    slots.add(pointer, input, node);
+    return { node, read: () => input.checked };
+  }
+
+  function numberField(schema, pointer, title, description, required, slots, kind) {
+    const id = uid("field");
+    const input = el("input", {
+      id,
+      type: "number",
+      inputmode: kind === "integer" ? "numeric" : "decimal",
+      min: typeof schema.minimum === "number" ? schema.minimum : null,
+      max: typeof schema.maximum === "number" ? schema.maximum : null,
+      step: typeof schema.multipleOf === "number" ? schema.multipleOf : kind === "integer" ? 1 : "any",
+    });
+    if (typeof schema.default === "number") input.value = String(schema.default);
+    const bounds = [];
+    const low = typeof schema.minimum === "number" ? schema.minimum : schema.exclusiveMinimum;
+    const high = typeof schema.maximum === "number" ? schema.maximum : schema.exclusiveMaximum;
+    if (typeof low === "number") bounds.push(`${typeof schema.minimum === "number" ? "at least" : "more than"} ${low}`);
+    if (typeof high === "number") bounds.push(`${typeof schema.maximum === "number" ? "at most" : "less than"} ${high}`);
+    const words = [kind === "integer" ? "A whole number" : "A number", bounds.join(" and ")].filter(Boolean).join(", ");
+    const node = el(
+      "div",
+      { class: "field" },
+      labelFor(id, title, required),
+      hintFor(input, [description, `${words}.`].filter(Boolean).join(" ")),
+      input
+    );
+    slots.add(pointer, input, node);
+    const read = () => {
+      if (input.validity.badInput) throw new LocalProblem(pointer, "This is not a number.");
+      if (input.value.trim() === "") return undefined;
+      return Number(input.value);
+    };
+    return { node, read };
+  }
+
+  /* A string: a text field, or a text area when maxLength is over 200 or absent, with a live count. */
+  function textControl(id, max, longText) {
+    const control = longText ? el("textarea", { id, rows: 4 }) : el("input", { id, type: "text", autocomplete: "off" });
+    const count = el("span", { class: "counter", id: uid("count") });
+    const update = () => {
+      const size = codePoints(control.value);
+      count.textContent = max === null ? `${size} character${size === 1 ? "" : "s"}` : `${size} / ${max}`;
+      count.classList.toggle("over", max !== null && size > max);
+    };
+    control.addEventListener("input", update);
+    update();
+    describe(control, count.id);
+    return { control, count };
+  }
+
+  function stringField(schema, pointer, title, description, required, slots) {
+    const id = uid("field");
+    const max = Number.isInteger(schema.maxLength) ? schema.maxLength : null;
+    const { control, count } = textControl(id, max, max === null || max > SHORT_TEXT);
+    if (typeof schema.default === "string") {
+      control.value = schema.default;
+      control.dispatchEvent(new Event("input"));
+    }
+    const node = el("div", { class: "field" }, labelFor(id, title, required), hintFor(control, description), control, count);
+    slots.add(pointer, control, node);
+    return { node, read: () => (control.value === "" && !required ? undefined : control.value) };
+  }
+
+  function jsonField(pointer, title, description, required, slots) {
+    const id = uid("field");
+    const control = el("textarea", { id, rows: 4, spellcheck: "false" });
+    const node = el(
+      "div",
+      { class: "field" },
+      labelFor(id, title, required),
+      hintFor(control, [description, "Write the answer as JSON."].filter(Boolean).join(" ")),
+      control
+    );
+    slots.add(pointer, control, node);
+    const read = () => {
+      const text = control.value.trim();
+      if (!text) return undefined;
+      try {
+        return JSON.parse(text);
+      } catch (error) {
+        throw new LocalProblem(pointer, `This is not JSON: ${error.message}`);
+      }
+    };
+    return { node, read };
+  }
+
+  /* A choice (agent-runs.md): radios for a single choice, checkboxes for a multiple one, the recommended
+   * options marked, and the person's own words where allow_custom. */
+  function choiceField(question, pointer, legend, required, slots) {
+    const name = uid("choice");
+    const multiple = Boolean(question.multiple);
+    const node = el("fieldset", { class: "field options", tabindex: "-1" }, legendFor(legend, required));
+    const inputs = [];
+    for (const option of question.options || []) {
+      const input = el("input", { type: multiple ? "checkbox" : "radio", name, value: option.id });
+      inputs.push(input);
+      node.append(
+        el(
+          "label",
+          { class: "option" },
+          input,
+          el("span", {}, option.label, option.recommended ? [" ", el("span", { class: "recommended" }, "Recommended")] : null)
+        )
+      );
+    }
+    let other = null;
+    let custom = null;
+    if (question.allow_custom) {
+      const id = uid("custom");
+      if (!multiple) {
+        other = el("input", { type: "radio", name, value: "", "aria-label": "My own answer" });
+        node.append(el("label", { class: "option" }, other, el("span", {}, "Something else")));
+      }
+      const built = textControl(id, null, false);
+      custom = built.control;
+      const box = el(
+        "div",
+        { class: "custom" },
+        el("label", { for: id }, multiple ? "Your own answer (optional)" : "Your own answer"),
+        custom,
+        built.count
+      );
+      if (other) custom.addEventListener("input", () => (other.checked = custom.value !== "" || other.checked));
+      node.append(box);
+      slots.add(pointerOf(pointer, "custom"), custom, box);
+    }
+    slots.add(pointer, inputs[0] || node, node);
+    const read = () => {
+      const answer = {};
+      if (multiple) {
+        answer.selected = inputs.filter((input) => input.checked).map((input) => input.value);
+        if (custom && custom.value.trim() !== "") answer.custom = custom.value;
+        if (!required && !answer.selected.length && answer.custom === undefined) return undefined;
+        return answer;
+      }
+      if (other && other.checked) {
+        answer.custom = custom.value;
+        return answer;
+      }
+      const chosen = inputs.find((input) => input.checked);
+      if (chosen) answer.selected = [chosen.value];
+      else if (!required) return undefined;
+      return answer;
+    };
+    return { node, read };
+  }
+
+  function questionFields(card, slots) {
+    const item = card.entry.item;
+    const question = item.question;
+    const schema = item.answer_schema || {};
+    if (question.kind === "choice") {
+      const legend = question.multiple ? "Choose one or more" : "Choose one";
+      return choiceField(question, "/answer", legend, true, slots);
+    }
+    if (question.kind === "form") {
+      const answersSchema = (schema.properties && schema.properties.answers) || {};
+      const properties = answersSchema.properties || {};
+      const fields = (question.questions || []).map((each) => {
+        const pointer = pointerOf("/answer/answers", each.id);
+        const required = each.required !== false;
+        if (each.kind === "choice") return { id: each.id, ...choiceField(each, pointer, each.prompt, required, slots) };
+        const sub = properties[each.id] && schemaKind(properties[each.id]) === "string" ? properties[each.id] : {};
+        return { id: each.id, ...stringField(sub, pointer, each.prompt, null, required, slots) };
+      });
+      const node = el("div", { class: "group" }, fields.map((field) => field.node));
+      const read = () => {
+        const answers = {};
+        for (const field of fields) {
+          const got = field.read();
+          if (got !== undefined && !(typeof got === "string" && got === "")) answers[field.id] = got;
+        }
+        return { answers };
+      };
+      return { node, read };
+    }
+    const textSchema = schemaKind(schema) === "string" ? schema : { type: "string" };
+    return stringField(textSchema, "/answer", "Your answer", null, true, slots);
+  }
+
+  function approvalSection(item) {
+    const call = item.approval;
+    const args = JSON.stringify(call.arguments === undefined ? {} : call.arguments, null, 2);
+    return el(
+      "section",
+      { class: "call", "aria-label": "The call to approve" },
+      el("h4", {}, "The call"),
+      el("p", {}, "Tool ", el("code", {}, `${call.server}/${call.tool}`), " with the arguments:"),
+      el("pre", { tabindex: "0", "aria-label": "The call's arguments, as JSON" }, el("code", {}, args))
+    );
+  }
+
+  function buildAnswerForm(card, kind) {
+    const item = card.entry.item;
+    const formError = el("p", { class: "form-error", role: "alert", tabindex: "-1", hidden: true });
+    const slots = new Slots(formError);
+    const body = el("fieldset", { class: "body" }, el("legend", { class: "visually-hidden" }, `Answer ${item.function}`));
+    const form = el("form", { class: "answer", novalidate: true, "aria-label": `Answer ${item.function}` }, body);
+    const actions = el("div", { class: "actions" });
+    let read;
+    if (kind === "approval") {
+      card.article.append(approvalSection(item));
+      const note = stringField({ type: "string", maxLength: 2000 }, "/answer/note", "Note (optional)", null, false, slots);
+      body.append(note.node);
+      const approve = el("button", { type: "submit", class: "primary", value: "approve" }, "Approve");
+      const reject = el("button", { type: "submit", class: "danger", value: "reject" }, "Reject");
+      actions.append(approve, reject);
+      read = (submitter) => {
+        const answer = { approved: !(submitter && submitter.value === "reject") };
+        const text = note.read();
+        if (text !== undefined && text.trim() !== "") answer.note = text;
+        return answer;
+      };
+    } else {
+      const field =
+        kind === "question"
+          ? questionFields(card, slots)
+          : schemaField(item.answer_schema, "/answer", null, true, slots, true);
+      if (field.node) body.append(field.node);
+      read = () => field.read();
+      actions.append(el("button", { type: "submit", class: "primary" }, "Submit"));
+      const question = item.question;
+      if (question && question.kind === "choice" && question.allow_skip) {
+        const skip = el("button", { type: "button", class: "skip-button" }, question.skip_label || "Skip");
+        skip.addEventListener("click", () => send(card, { selected: [], skipped: true }));
+        actions.append(skip);
+      }
+    }
+    body.append(formError, actions);
+    form.append(body);
+    card.article.append(form);
+    card.form = form;
+    card.slots = slots;
+    card.buttons = () => [...actions.querySelectorAll("button")];
+    card.setEnabled = (enabled) => {
+      body.disabled = !enabled;
+    };
+    if (card.entry.role !== "write") {
+      card.setEnabled(false);
+      card.article.append(
+        el("p", { class: "readonly" }, `You may read ${card.entry.org}/${card.entry.playbook} but not answer in it.`)
+      );
+    }
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      if (card.busy || card.done || card.gone) return;
+      slots.clear();
+      let answer;
+      try {
+        answer = read(event.submitter);
+      } catch (error) {
+        if (error instanceof LocalProblem) {
+          slots.show(error.errors);
+          return;
+        }
+        throw error;
+      }
+      send(card, answer);
+    });
+    // Enter submits from any control but a text area (where Ctrl+Enter does) and a button (which it
+    // presses); on a radio not chosen yet, Enter first chooses it.
+    form.addEventListener("keydown", (event) => {
+      if (event.key !== "Enter" || event.isComposing) return;
+      const target = event.target;
+      if (target.tagName === "TEXTAREA") {
+        if (event.ctrlKey || event.metaKey) {
+          event.preventDefault();
+          form.requestSubmit();
+        }
+        return;
+      }
+      if (target.tagName === "INPUT" && target.type === "radio" && !target.checked) {
+        event.preventDefault();
+        target.checked = true;
+        target.dispatchEvent(new Event("change", { bubbles: true }));
+        return;
+      }
+      if (target.tagName === "SELECT" || (target.tagName === "INPUT" && ["radio", "checkbox"].includes(target.type))) {
+        event.preventDefault();
+        form.requestSubmit();
+      }
+    });
+  }
+
+  function setBusy(card, busy) {
+    card.busy = busy;
+    card.form.setAttribute("aria-busy", busy ? "true" : "false");
+    for (const button of card.buttons()) {
+      if (busy) button.setAttribute("aria-disabled", "true");
+      else button.removeAttribute("aria-disabled");
+    }
+  }
+
+  async function send(card, answer) {
+    if (card.busy || card.done || card.gone) return;
+    const { org, playbook, item } = card.entry;
+    card.slots.clear();
+    setBusy(card, true);
+    const body = answer === undefined ? {} : { answer };
+    const reply = await call("POST", `${playbookPath(org, playbook)}/runs/${enc(item.run_id)}/answer`, body);
+    setBusy(card, false);
+    if (reply.ok) {
+      answered(card);
+      return;
+    }
+    if (reply.status === 401) return;
+    if (reply.status === 422) {
+      card.slots.show(reply.body.errors || [], reply.body.detail || "The answer was refused.");
+      announce("The answer was refused: see the problems beside the fields.");
+      return;
+    }
+    if (reply.status === 409) {
+      card.slots.show([], `${reply.body.detail || "This request is no longer open."}`);
+      markGone(card);
+      return;
+    }
+    card.slots.show([], reply.body.detail || `The server answered ${reply.status}; try again.`);
+  }
+
+  function answered(card) {
+    card.done = true;
+    card.li.classList.add("is-done");
+    card.form.hidden = true;
+    const done = el("p", { class: "done", tabindex: "-1", role: "status" }, "Answered. Thank you.");
+    card.article.append(done);
+    done.focus();
+    announce(`Answered ${card.entry.item.function}.`);
+    updateCount();
+  }
+
+  // --- start -----------------------------------------------------------------------------------------
+
+  async function start() {
+    $("token-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const token = $("token").value.trim();
+      if (!token) {
+        showSignIn("Enter your bearer token.");
+        return;
+      }
+      sessionStorage.setItem(TOKEN_KEY, token);
+      state.token = token;
+      $("token").value = "";
+      enter();
+    });
+    $("hosted-sign-in").addEventListener("click", () => beginHostedSignIn());
+    $("sign-out").addEventListener("click", signOut);
+    $("refresh").addEventListener("click", () => refresh());
+    document.addEventListener("visibilitychange", () => {
+      if (!document.hidden && state.me) refresh();
+    });
+
+    try {
+      const response = await fetch(new URL("inbox/config.json", base), { cache: "no-store", credentials: "omit" });
+      if (response.ok) state.config = await response.json();
+    } catch (error) {
+      /* keep the defaults: a bearer token */
+    }
+    let problem = null;
+    const params = new URLSearchParams(location.search);
+    if (state.config.cognito && (params.has("code") || params.has("error"))) {
+      problem = await finishHostedSignIn(params);
+    }
+    state.token = sessionStorage.getItem(TOKEN_KEY);
+    if (state.token && !problem) {
+      await enter();
+    } else {
+      showSignIn(problem);
+    }
+  }
+
+  start();
+})();
