@@ -235,12 +235,7 @@ def calls_of_an_agent_run(bench: AgentBench, wait: timedelta) -> AgentRunCalls:
         model_calls = bench.model.calls - model_calls
         with harness.paused():
             events = harness.http.get(f"{BASE}/runs/{run_id}/history", params={"limit": 100}).json()["events"]
-            history = harness.server.executor.client.get_execution_history(
-                executionArn=harness.server.executor.adapter.execution_arn(
-                    RunKey("acme", "campaigns", run_id)
-                ),
-                maxResults=1000,
-            )["events"]
+            history = harness.server.executor.history(RunKey("acme", "campaigns", run_id))
         tally = harness.tally
     if (done["status"], done.get("output")) != ("succeeded", FINAL) or not bench.model.answered[-1]:
         raise RuntimeError(f"the answered run did not finish with the answer: {json.dumps(done)}")

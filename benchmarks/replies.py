@@ -438,11 +438,7 @@ def calls_of_a_reply_answer() -> ReplyAnswerCalls:
         harness.advance(timedelta(minutes=10).total_seconds())
         with harness.paused():
             done = harness.http.get(f"{BASE}/runs/{run_id}").json()
-            history = harness.server.executor.client.get_execution_history(
-                executionArn=harness.server.executor.adapter.execution_arn(
-                    RunKey("acme", "campaigns", run_id)
-                )
-            )["events"]
+            history = harness.server.executor.history(RunKey("acme", "campaigns", run_id))
         tally, tool_calls = harness.tally, dict(harness.tools.calls)
     if (done["status"], done.get("output")) != ("succeeded", {"verdict": "approve", "note": "looks good"}):
         raise RuntimeError(f"the reply did not answer the request: {json.dumps(done)}")

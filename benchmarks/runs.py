@@ -329,9 +329,7 @@ def calls_of_an_answered_run() -> dict[str, Any]:
                         raise RuntimeError("the run did not settle")
                     time.sleep(0.01)
                 tally.on = False
-            history = server.executor.client.get_execution_history(
-                executionArn=server.executor.adapter.execution_arn(RunKey("acme", "campaigns", run_id))
-            )["events"]
+            history = server.executor.history(RunKey("acme", "campaigns", run_id))
     finally:
         local_aws_module.local_dynamodb_client = original  # type: ignore[assignment]
 

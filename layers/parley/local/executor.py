@@ -1,122 +1,113 @@
-"""Waiting runs on one machine: moto's Step Functions executor runs the state machine of
-``parley.infrastructure.state_machine`` (the ASL ``cdk deploy`` ships), its Lambda tasks routed to the
-project's ``wait``, ``settle`` and ``reason`` handlers in process (``parley.local.functions``).
+"""Waiting runs on one machine: the run's state machine (``parley.infrastructure.state_machine``, the
+ASL ``cdk deploy`` ships) run by the local interpreter (``parley.local.steps``), its Lambda tasks run by
+the project's ``wait``, ``settle`` and ``reason`` handlers in process.
 
-:class:`LocalExecutor` is the local ``Waits``: the real ``StepFunctionsWaits``
-(``parley.aws.stepfunctions``) on a moto client, plus the bookkeeping the local server needs to answer
-only once the effects of a call have happened (``http-api.md``, "Local server": the advance call
-"returns once all the work that fell due … and its effects has run"):
+:class:`LocalExecutor` is the local ``Waits``. A waiting execution is a small record (its state, its
+input, its token) and holds no thread: an execution runs its states on a small pool of worker threads
+until its wait task has invoked the wait function and parks on the task token; ``succeed``/``fail`` on
+that token (or its timeout) hand it back to the pool, which runs it on to its end or to its next wait.
+Ten thousand waiting runs cost ten thousand records, not ten thousand threads (moto's own executor
+starts a thread per execution, blocked on its token, and keeps each one in a module-level list).
 
-- every execution it starts is watched until its wait handler has run (the token is kept, or the run
-  settled by then);
-- every execution it signals (``succeed``/``fail``, by any caller, the wait handler included) is watched
-  until it leaves ``RUNNING``, i.e. until the settle step has written the run's ending, or until it has
-  parked again: a reasoning run resumed after its wait (the ``reason`` function) may open another
-  request, and its execution loops back to the wait, whose handler then keeps a new token.
+The bookkeeping the local server needs to answer only once the effects of a call have happened
+(``http-api.md``, "Local server": the advance call "returns once all the work that fell due … and its
+effects has run"): every execution it starts or signals is watched until it is at rest again, parked
+on a (new) token or ended. :meth:`LocalExecutor.settle` waits for them, at most ``settle_within``
+seconds. It holds no lock of the server while it waits, and the handlers it waits for take none.
 
 Like IAM on AWS, it refuses a start or a SendTask call from a function the stack does not grant it to
 (``parley.local.functions.require_grant``).
 
-:meth:`LocalExecutor.settle` waits for both, at most ``settle_within`` seconds. It holds no lock of the
-server while it waits, and the handlers it waits for take none: they run on moto's threads and use the
-table through its own per-request lock only.
-
-The backstop: on AWS the wait task's own timeout (``expires`` plus a minute) ends a wait whose expiry
-schedule was lost. moto's timeouts run in real time, which under the manual clock would end waits while
-the clock stands still; so with a manual clock the executor gives moto the longest timeout and puts the
-backstop in the local scheduler instead, which times the task out (``States.Timeout``) at the clock's
-time, as AWS would. Each wait has its own: a later ``start`` of the run (the reason function starts the
-run's execution for each request it opens; on AWS the start then finds the execution exists) and a
-resumption that waits again (``{"outcome": "waiting", "timeout_seconds": N}``, whose ``N`` moto is not
-given either) schedule it again, from the clock's now.
+Each wait's backstop is its task's own timeout (``TimeoutSecondsPath``: ``expires`` plus a minute, or
+the ``timeout_seconds`` a resumption that waits again gives), counted from when it parks, as on AWS.
+With a ``scheduler`` (the manual clock's) it is timed by that scheduler (``call_later``), so that it
+follows the clock; without one, by a real-time scheduler of its own (one thread for all of them).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.infrastructure.functions import MAY_END_WAITS, MAY_START_RUNS
-from parley.infrastructure.state_machine import (
-    MAX_TIMEOUT_SECONDS,
-    WAITING_OUTCOME,
-    state_machine_json,
+from parley.infrastructure.state_machine import execution_input, state_machine_definition
+from parley.local.aws import LOCAL_REGION
+from parley.local.functions import LOCAL_ACCOUNT, require_grant
+from parley.local.steps import (
+    RUNNING,
+    TIMEOUT_ERROR,
+    Execution,
+    Outcome,
+    StateMachine,
+    TaskFailed,
+    TaskSucceeded,
 )
-from parley.local.aws import LOCAL_REGION, local_session
-from parley.local.functions import LOCAL_ACCOUNT, require_grant, routed_lambda_invocations
 from parley.ports.waiting import RunKey
 
 if TYPE_CHECKING:
     from moto.core.config import DefaultConfig
 
-    from parley.aws.stepfunctions import StepFunctionsWaits
     from parley.local.scheduler import LocalScheduler
 
-#: moto in process with its ASL executor on, and Lambda without Docker (so invocations can be routed).
-MOTO_CONFIG: Final[DefaultConfig] = {
-    "stepfunctions": {"execute_state_machine": True},
-    "lambda": {"use_docker": False},
-}
-#: moto's executor logs every caught task failure (an expiry, a cancel) at ERROR with its whole state.
-QUIET_LOGGERS: Final = ("moto.stepfunctions.parser",)
-LOCAL_ROLE_ARN: Final = f"arn:aws:iam::{LOCAL_ACCOUNT}:role/parley-local-runs"
-#: The error of a wait task that ran past its timeout (what AWS's Catch sees).
-TIMEOUT_ERROR: Final = "States.Timeout"
-#: Creating the state machine loads moto's ASL parser (about 2 s): done in the background (``prepare``).
-READY_WITHIN: Final = 60.0
+__all__ = ["TIMEOUT_ERROR", "LocalExecutor", "SettleTimeout", "local_aws"]
+
+#: moto in process: Lambda without Docker (``parley.local.functions`` routes invocations to handlers).
+MOTO_CONFIG: Final[DefaultConfig] = {"lambda": {"use_docker": False}}
 SETTLE_WITHIN: Final = 10.0
+#: How long :meth:`LocalExecutor.close` lets steps under way finish (they may touch moto).
 RELEASE_WITHIN: Final = 2.0
-_POLL_SECONDS: Final = 0.005
+#: Worker threads that run executions' steps. A step is a handler's invocation: the wait and settle
+#: handlers take milliseconds, a resumption (the reason function) may wait for a model; a waiting
+#: execution takes none. Threads are started as work comes, up to this many.
+WORKERS: Final = 8
+#: SendTaskFailure takes an error of at most 256 characters and a cause of at most 32,768.
+MAX_ERROR: Final = 256
+MAX_CAUSE: Final = 32_768
+LOG: Final = logging.getLogger("parley.local")
 
 
 @contextlib.contextmanager
 def local_aws() -> Iterator[None]:
-    """moto in process for the block: DynamoDB, Step Functions executing ASL, Lambda without Docker."""
+    """moto in process for the block (DynamoDB, S3, Lambda without Docker), with the local runtime's
+    patches of moto (``parley.local.moto_patches``: transactions that copy only what they touch)."""
     from moto import mock_aws
 
-    loggers = [logging.getLogger(name) for name in QUIET_LOGGERS]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.CRITICAL)
-    try:
-        with mock_aws(config=MOTO_CONFIG):
-            yield
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
+    from parley.local.moto_patches import patched_moto
+
+    with mock_aws(config=MOTO_CONFIG), patched_moto():
+        yield
 
 
 class SettleTimeout(RuntimeError):
     """Executions did not reach where they were going within the bound."""
 
 
-@dataclass
-class _Execution:
-    """What the executor knows of one run's execution; ``parked`` and ``ending`` are of its current
-    wait (its ``token``), and start over when the execution waits again."""
+@dataclass(eq=False, slots=True)
+class _Record:
+    """An execution, and what the executor does with it."""
 
-    run: RunKey
+    execution: Execution
+    #: Its steps are queued or running on the pool (it is not at rest).
+    busy: bool = False
+    #: An outcome for its parked task that arrived while it was busy: ``(token, outcome)``.
+    pending: tuple[str, Outcome] | None = None
+    #: The token the executor maps to it (the interpreter's current one, until it is spent).
     token: str | None = None
-    #: The wait handler has run: the execution is parked on its token (or on its way to settle).
-    parked: bool = False
-    #: The wait is over (a SendTask call on its token, or the wait handler failed): it will leave
-    #: RUNNING, or wait again (a new token).
-    ending: bool = False
-    #: How many waits it has begun (the wait handler's calls).
-    waits: int = 0
 
 
 class LocalExecutor:
     """The local ``Waits``. ``invoke(name, event)`` runs the function ``wait``, ``settle`` or ``reason``.
 
-    Use under :func:`local_aws`; :meth:`close` when done. ``scheduler`` (the manual clock's) takes the
-    backstop; without it, moto's own real-time timeout is the backstop.
+    ``scheduler`` (the manual clock's) times the waits' backstops; without it, a real-time scheduler of
+    the executor's own does. :meth:`close` when done.
     """
 
     def __init__(
@@ -125,289 +116,259 @@ class LocalExecutor:
         *,
         scheduler: LocalScheduler | None = None,
         settle_within: float = SETTLE_WITHIN,
+        workers: int = WORKERS,
     ) -> None:
         self._invoke = invoke
-        self._scheduler = scheduler
         self.settle_within = settle_within
         suffix = uuid.uuid4().hex[:8]
         self.state_machine_name = f"parley-runs-{suffix}"
+        self.state_machine_arn = (
+            f"arn:aws:states:{LOCAL_REGION}:{LOCAL_ACCOUNT}:stateMachine:{self.state_machine_name}"
+        )
         self.wait_function = f"parley-wait-{suffix}"
         self.settle_function = f"parley-settle-{suffix}"
         self.reason_function = f"parley-reason-{suffix}"
-        self._client: Any = None  # made with the state machine, in the background
+        self._functions = {
+            self.function_arn(self.wait_function): "wait",
+            self.function_arn(self.settle_function): "settle",
+            self.function_arn(self.reason_function): "reason",
+        }
+        #: The ASL it runs: the dict ``cdk deploy`` ships, with local ARNs.
+        self.definition: Final = state_machine_definition(*self._functions)
+        self._machine = StateMachine(
+            self.definition, arn=self.state_machine_arn, invoke=self._run_function, on_token=self._on_token
+        )
         self._changed = threading.Condition()
-        self._executions: dict[str, _Execution] = {}
-        self._tokens: dict[str, str] = {}
+        self._executions: dict[str, _Record] = {}
+        self._tokens: dict[str, _Record] = {}
         self._watched: set[str] = set()
-        self._adapter: StepFunctionsWaits | None = None
-        self._setup_error: BaseException | None = None
-        self._ready = threading.Event()
-        self._exit = contextlib.ExitStack()
-        self._exit.enter_context(
-            routed_lambda_invocations(
-                {
-                    self.wait_function: self._run_wait,
-                    self.settle_function: self._run_settle,
-                    self.reason_function: self._run_reason,
-                }
-            )
-        )
-        self._setup = threading.Thread(
-            target=self._create_state_machine, name="parley-executor-setup", daemon=True
-        )
-        self._setup_started = False
-
-    def prepare(self) -> None:
-        """Create the state machine in the background now (else on the first start): loading moto's
-        ASL parser takes about 2 s, which ``parley serve`` spends after it says it is ready."""
-        with self._changed:
-            if self._setup_started:
-                return
-            self._setup_started = True
-        self._setup.start()
-
-    # -- setup -----------------------------------------------------------------------------------------
+        self._running_steps = 0
+        self._closed = False
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parley-steps")
+        self._scheduler = scheduler
+        self._own_scheduler: LocalScheduler | None = None
 
     @staticmethod
     def function_arn(name: str) -> str:
         return f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:{name}"
 
-    def _create_state_machine(self) -> None:
-        from parley.aws.stepfunctions import StepFunctionsWaits
-
-        try:
-            self._client = local_session().client("stepfunctions")
-            definition = state_machine_json(
-                self.function_arn(self.wait_function),
-                self.function_arn(self.settle_function),
-                self.function_arn(self.reason_function),
-            )
-            created = self._client.create_state_machine(
-                name=self.state_machine_name, definition=definition, roleArn=LOCAL_ROLE_ARN, type="STANDARD"
-            )
-            self._adapter = StepFunctionsWaits(self._client, created["stateMachineArn"])
-        except BaseException as exc:  # told to whoever waits for the state machine
-            self._setup_error = exc
-        finally:
-            self._ready.set()
-
-    @property
-    def client(self) -> Any:
-        """The moto Step Functions client (once the state machine exists)."""
-        self.adapter  # noqa: B018 - waits for the setup
-        return self._client
-
-    @property
-    def adapter(self) -> StepFunctionsWaits:
-        """The Step Functions adapter, once the state machine exists (waits for it)."""
-        self.prepare()
-        if not self._ready.wait(READY_WITHIN):
-            raise SettleTimeout(f"the local state machine was not created within {READY_WITHIN:.0f} s")
-        if self._adapter is None:
-            raise RuntimeError("the local state machine could not be created") from self._setup_error
-        return self._adapter
+    def execution_arn(self, run: RunKey) -> str:
+        """The ARN the run's execution has (``…:execution:<state machine>:<execution name>``)."""
+        prefix, _, name = self.state_machine_arn.rpartition(":stateMachine:")
+        return f"{prefix}:execution:{name}:{run.execution_name}"
 
     # -- the Waits port --------------------------------------------------------------------------------
 
     def start(self, run: RunKey, *, timeout_seconds: int) -> None:
-        """Start the run's execution; a second start of a run is harmless (on AWS
-        ``ExecutionAlreadyExists``, which the adapter ignores), and under the manual clock schedules the
-        backstop again, ``timeout_seconds`` from now, while the execution runs."""
+        """Start the run's execution. A second start of a run is harmless, as on AWS: while it runs, or
+        once it has ended, the execution named after the run exists already (``ExecutionAlreadyExists``,
+        which the AWS adapter ignores) and goes on as it was."""
         require_grant(MAY_START_RUNS, "start a run's execution (states:StartExecution)")
-        adapter = self.adapter
-        arn = adapter.execution_arn(run)
+        arn = self.execution_arn(run)
         with self._changed:
-            known = arn in self._executions
-            if not known:
-                self._executions[arn] = _Execution(run)
-            # Watched until it parks (again) or ends; one that did either by now has arrived at once.
+            if self._closed:
+                raise RuntimeError("the local executor is closed")
+            record = self._executions.get(arn)
+            if record is not None:
+                if record.busy:  # on its way somewhere: what the caller reads next comes after
+                    self._watched.add(arn)
+                return
+            execution = execution_input(run.as_json(), timeout_seconds)
+            record = _Record(self._machine.start(arn, run.execution_name, execution), busy=True)
+            self._executions[arn] = record
             self._watched.add(arn)
-            self._changed.notify_all()
-        if self._scheduler is None:
-            adapter.start(run, timeout_seconds=timeout_seconds)
-            return
-        adapter.start(run, timeout_seconds=MAX_TIMEOUT_SECONDS)
-        if known and self.status(arn) != "RUNNING":
-            return  # it ended: no wait left to back up
-        self._schedule_backstop(arn, run, timeout_seconds)
-
-    def _schedule_backstop(self, arn: str, run: RunKey, timeout_seconds: float) -> None:
-        """The manual clock's backstop of the execution's (next) wait, replacing the one pending."""
-        assert self._scheduler is not None
-        name = self._backstop_name(run)
-        self._scheduler.forget(name)
-        self._scheduler.call_later(name, timeout_seconds, lambda: self._time_out(arn))
+        self._submit(record)
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
         require_grant(MAY_END_WAITS, "end a wait (states:SendTaskSuccess)")
-        self.adapter.succeed(token, output)
-        self._ending(token)
+        self._signal(token, TaskSucceeded(json.loads(json.dumps(dict(output)))))
 
     def fail(self, token: str, error: str, cause: str) -> None:
         require_grant(MAY_END_WAITS, "end a wait (states:SendTaskFailure)")
-        self.adapter.fail(token, error, cause)
-        self._ending(token)
+        self._signal(token, TaskFailed(error[:MAX_ERROR], cause[:MAX_CAUSE]))
 
-    def _ending(self, token: str) -> None:
+    def _signal(self, token: str, outcome: Outcome) -> None:
+        """End the wait of ``token``. A token that is spent (or unknown) ends nothing, as on AWS, where
+        the call gets ``TaskTimedOut``/``InvalidToken``, which the adapter ignores."""
         with self._changed:
-            arn = self._tokens.get(token)
-            if arn is None:
+            record = self._tokens.pop(token, None)
+            if record is None or record.execution.token != token or record.execution.status != RUNNING:
                 return
-            execution = self._executions[arn]
-            # A spent token (the execution has begun a later wait by now) ends nothing: its execution is
-            # only watched until that wait has parked.
-            if execution.token == token:
-                execution.ending = True
-            self._watched.add(arn)
-            self._changed.notify_all()
+            record.token = None
+            record.pending = (token, outcome)
+            self._forget_backstop(record.execution)
+            self._watched.add(record.execution.arn)
+            if record.busy:  # still in its wait task's invocation: it takes the outcome when that returns
+                return
+            record.busy = True
+        self._submit(record)
 
-    def _time_out(self, arn: str) -> None:
-        """The backstop under the manual clock: the wait task's timeout, at the clock's time. A
-        SendTaskFailure cannot name ``States.Timeout`` (no caller may use the ``States.`` prefix), so the
-        task's callback is told it timed out, which moto reports as ``States.Timeout`` as AWS would."""
-        from moto.stepfunctions.parser.asl.eval.callback.callback import CallbackOutcomeTimedOut
+    def _time_out(self, token: str) -> None:
+        """The backstop: the wait task ran past its timeout (``States.Timeout``, which no caller of
+        SendTaskFailure may send)."""
+        self._signal(token, TaskFailed(TIMEOUT_ERROR, "The wait ran past its timeout (TimeoutSecondsPath)."))
 
-        with self._changed:
-            token = self._executions[arn].token
-        if token is None or self.status(arn) != "RUNNING":
-            return
-        for endpoint in _callback_endpoints(arn):
-            if endpoint.callback_id == token:
-                endpoint.notify(CallbackOutcomeTimedOut(callback_id=token))
-                self._ending(token)
+    # -- running executions --------------------------------------------------------------------------------
 
-    # -- the routed Lambda functions ---------------------------------------------------------------------
-
-    def _run_wait(self, event: Any) -> Any:
-        run = RunKey.from_json(event["run"])
-        arn = self.adapter.execution_arn(run)
-        token = str(event["token"])
-        with self._changed:
-            execution = self._executions.setdefault(arn, _Execution(run))
-            # A new wait (the first, or one after a resumption): its own token, not parked, not ending.
-            # The tokens of earlier waits stay mapped, so that a late signal on one finds the execution.
-            execution.token = token
-            execution.parked = False
-            execution.ending = False
-            execution.waits += 1
-            self._tokens[token] = arn
-        failed = True
+    def _submit(self, record: _Record) -> None:
         try:
-            result = self._invoke("wait", event)
-            failed = False
-            return result
-        finally:
+            self._pool.submit(self._drive, record)
+        except RuntimeError:  # closed meanwhile: the execution stays where it is
             with self._changed:
-                execution.parked = True
-                execution.ending = execution.ending or failed  # the Catch takes it to settle
+                record.busy = False
                 self._changed.notify_all()
 
-    def _run_settle(self, event: Any) -> Any:
-        return self._invoke("settle", event)
+    def _drive(self, record: _Record) -> None:
+        """Run the execution until it is at rest (parked on a token with no outcome waiting, or ended)."""
+        execution = record.execution
+        with self._changed:
+            self._running_steps += 1
+        try:
+            while True:
+                with self._changed:
+                    pending, record.pending = record.pending, None
+                try:
+                    if pending is None:
+                        self._machine.run(execution)
+                    else:
+                        self._machine.resume(execution, *pending)
+                except Exception:  # a bug of the interpreter: the execution cannot go on
+                    LOG.exception("the local state machine failed in execution %s", execution.name)
+                    self._machine.abort(execution)
+                with self._changed:
+                    if record.pending is not None and execution.status == RUNNING:
+                        continue  # an outcome came during the wait function's invocation
+                    record.pending = None
+                    record.busy = False
+                    if record.token is not None and record.token != execution.token:
+                        self._tokens.pop(record.token, None)  # the wait function failed: no wait
+                        record.token = None
+                    if execution.token is not None and execution.timeout_seconds is not None:
+                        self._schedule_backstop(execution)
+                    self._changed.notify_all()
+                    return
+        finally:
+            with self._changed:
+                self._running_steps -= 1
+                self._changed.notify_all()
 
-    def _run_reason(self, event: Any) -> Any:
-        """The resumption: the reason function, synchronously. Under the manual clock a step that waits
-        again gets its backstop in the local scheduler, and moto the longest timeout (as ``start``)."""
-        result = self._invoke("reason", event)
-        if self._scheduler is None or not _waits_again(result):
-            return result
-        run = RunKey.from_json(event["run"])
-        self._schedule_backstop(self.adapter.execution_arn(run), run, float(result["timeout_seconds"]))
-        return {**result, "timeout_seconds": MAX_TIMEOUT_SECONDS}
+    def _on_token(self, execution: Execution, token: str) -> None:
+        """The interpreter made a task token: a SendTask call may use it from now on (the wait function
+        may even end its own wait, when the answer came first)."""
+        with self._changed:
+            record = self._executions[execution.arn]
+            if record.token is not None:
+                self._tokens.pop(record.token, None)
+            record.token = token
+            self._tokens[token] = record
+
+    def _run_function(self, function: str, payload: Any) -> Any:
+        """A Lambda task: the function's handler in this thread, the event and the result as JSON."""
+        name = self._functions.get(function)
+        if name is None:
+            raise LookupError(f"no local function {function}")
+        event = json.loads(json.dumps(payload))
+        try:
+            result = self._invoke(name, event)
+        except Exception:
+            LOG.exception("local function %s failed", name)
+            raise
+        return json.loads(json.dumps(result))
+
+    # -- backstops ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _backstop_name(run: RunKey | Execution) -> str:
+        name = run.execution_name if isinstance(run, RunKey) else run.name
+        return f"backstop-{name}"
+
+    def _timer(self) -> LocalScheduler:
+        if self._scheduler is not None:
+            return self._scheduler
+        if self._own_scheduler is None:
+            from parley.clock import SystemClock
+            from parley.local.scheduler import LocalScheduler
+
+            self._own_scheduler = LocalScheduler(SystemClock(), lambda work: None)
+            self._own_scheduler.start()
+        return self._own_scheduler
+
+    def _schedule_backstop(self, execution: Execution) -> None:
+        """The parked wait's timeout, from now (replacing any earlier wait's)."""
+        assert execution.token is not None and execution.timeout_seconds is not None
+        timer, name, token = self._timer(), self._backstop_name(execution), execution.token
+        timer.forget(name)
+        timer.call_later(name, execution.timeout_seconds, lambda: self._time_out(token))
+
+    def _forget_backstop(self, execution: Execution) -> None:
+        if self._scheduler is not None or self._own_scheduler is not None:
+            self._timer().forget(self._backstop_name(execution))
+
+    # -- what the server and tests read ----------------------------------------------------------------
+
+    def status(self, execution_arn: str) -> str:
+        """``RUNNING``, ``SUCCEEDED``, ``FAILED`` or ``ABORTED``; ``UNKNOWN`` for no such execution."""
+        with self._changed:
+            record = self._executions.get(execution_arn)
+            return "UNKNOWN" if record is None else record.execution.status
+
+    def executions(self) -> list[dict[str, str]]:
+        """Every execution, as ``ListExecutions`` shows them (``executionArn``, ``name``, ``status``)."""
+        with self._changed:
+            return [
+                {"executionArn": arn, "name": r.execution.name, "status": r.execution.status}
+                for arn, r in self._executions.items()
+            ]
+
+    def history(self, run: RunKey) -> list[dict[str, Any]]:
+        """The run's execution's events, as ``GetExecutionHistory`` lists them: ``id``, ``type`` (e.g.
+        ``TaskStateEntered``, ``TaskSubmitted``) and the state's ``name`` (empty for the execution's)."""
+        with self._changed:
+            record = self._executions.get(self.execution_arn(run))
+            events = [] if record is None else list(record.execution.history)
+        return [{"id": i, "type": kind, "name": name} for i, (kind, name) in enumerate(events, 1)]
 
     # -- settling ---------------------------------------------------------------------------------------
 
-    def status(self, execution_arn: str) -> str:
-        if self._client is None:
-            return "UNKNOWN"
-        try:
-            return str(self._client.describe_execution(executionArn=execution_arn)["status"])
-        except Exception:  # not (or no longer) known to moto: nothing to wait for
-            return "UNKNOWN"
-
     def settle(self, timeout: float | None = None) -> None:
-        """Return once every started execution has parked and every signalled one has ended or parked
-        again (on a new token: a resumed run that opened another request).
+        """Return once every execution started or signalled since has come to rest: parked on a token
+        (its wait function has run) or ended (its settle step has written the run's ending).
 
         Raises :class:`SettleTimeout` after ``timeout`` (default ``settle_within``) seconds; what did not
-        settle by then is no longer waited for (a settle step that keeps failing retries for an hour).
+        settle by then is no longer waited for.
         """
         deadline = time.monotonic() + (self.settle_within if timeout is None else timeout)
-        while True:
-            with self._changed:
-                watched = {arn: self._executions[arn] for arn in self._watched}
-            if not watched:
-                return
-            done = {arn for arn, execution in watched.items() if self._arrived(arn, execution)}
-            with self._changed:
-                self._watched -= done
+        with self._changed:
+            while True:
+                self._watched = {arn for arn in self._watched if self._executions[arn].busy}
                 if not self._watched:
                     return
-                if time.monotonic() >= deadline:
+                left = deadline - time.monotonic()
+                if left <= 0:
                     stuck = sorted(self._watched)
                     self._watched.clear()
                     raise SettleTimeout(f"runs' executions did not settle in time: {', '.join(stuck)}")
-                self._changed.wait(_POLL_SECONDS)
-
-    def _arrived(self, arn: str, execution: _Execution) -> bool:
-        with self._changed:
-            parked, ending = execution.parked, execution.ending
-        if parked and not ending:
-            return True
-        if self.status(arn) == "RUNNING":
-            return False
-        if self._scheduler is not None:  # ended: its backstop has nothing left to do
-            self._scheduler.forget(self._backstop_name(execution.run))
-        return True
-
-    @staticmethod
-    def _backstop_name(run: RunKey) -> str:
-        return f"backstop-{run.execution_name}"
+                self._changed.wait(left)
 
     # -- closing ----------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop routing this executor's functions and release the threads of executions still waiting."""
-        self._exit.close()
-        if self._setup_started:
-            self._setup.join(READY_WITHIN)
+        """Stop: no step starts any more, steps under way get a little time to finish, and executions
+        still running are stopped (``ABORTED``; a run's open request is started again by the data
+        folder's restore, ``parley.local.persistence``)."""
         with self._changed:
-            known = list(self._executions)
-        waiting = [arn for arn in known if self.status(arn) == "RUNNING"]
-        for arn in waiting:
-            _release(self._client, arn)
-        # Their threads end on their own: wait a little, so none touches moto after it is gone.
+            self._closed = True
+        self._pool.shutdown(wait=False, cancel_futures=True)
         deadline = time.monotonic() + RELEASE_WITHIN
-        while waiting and time.monotonic() < deadline:
-            waiting = [arn for arn in waiting if self.status(arn) == "RUNNING"]
-            time.sleep(_POLL_SECONDS)
-
-
-def _waits_again(result: Any) -> bool:
-    """The reason function's answer says the run waits again, for ``timeout_seconds``."""
-    return (
-        isinstance(result, Mapping)
-        and result.get("outcome") == WAITING_OUTCOME
-        and isinstance(result.get("timeout_seconds"), int | float)
-        and not isinstance(result.get("timeout_seconds"), bool)
-    )
-
-
-def _callback_endpoints(execution_arn: str) -> list[Any]:
-    """The task-token callbacks an execution waits on, from moto's executor (no API shows them)."""
-    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
-
-    backend = stepfunctions_parser_backends[LOCAL_ACCOUNT][LOCAL_REGION]
-    for execution in backend._get_executions():
-        if execution.exec_arn == execution_arn and execution.exec_worker is not None:
-            return list(execution.exec_worker.env.callback_pool_manager._pool.values())
-    return []
-
-
-def _release(client: Any, execution_arn: str) -> None:
-    """Stop a waiting execution and wake its threads (moto's stop leaves them waiting for the token)."""
-    with contextlib.suppress(Exception):
-        client.stop_execution(executionArn=execution_arn)
-    with contextlib.suppress(Exception):
-        for endpoint in _callback_endpoints(execution_arn):
-            endpoint.interrupt_all()
+        with self._changed:
+            while self._running_steps and (left := deadline - time.monotonic()) > 0:
+                self._changed.wait(left)
+            for record in self._executions.values():
+                if record.execution.status == RUNNING:
+                    self._forget_backstop(record.execution)
+                    self._machine.abort(record.execution)
+            self._tokens.clear()
+            self._watched.clear()
+            self._changed.notify_all()
+        if self._own_scheduler is not None:
+            self._own_scheduler.stop()

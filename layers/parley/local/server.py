@@ -3,10 +3,12 @@
 The same handlers as on AWS, with AWS emulated by moto in this process for the server's life:
 
 - the API handler (``parley.api.app.build_handler``) behind a small HTTP front that turns each request
-  into a real API Gateway REST proxy event and the handler's result back into HTTP;
+  into a real API Gateway REST proxy event and the handler's result back into HTTP; the MCP front
+  door's paths (``/mcp``, ``/v1/orgs/{org}/playbooks/{playbook}/mcp``) go to the ``mcp`` function's
+  handler (``parley.front.handler``) instead, as API Gateway routes them on AWS;
 - DynamoDB, with the table of ``parley.infrastructure.table``;
-- Step Functions executing the run's state machine, its Lambda tasks run by the project's ``wait`` and
-  ``settle`` handlers (``parley.local.executor``);
+- Step Functions: the run's state machine (the ASL ``cdk deploy`` ships) run by a local interpreter, its
+  Lambda tasks run by the project's ``wait``, ``settle`` and ``reason`` handlers (``parley.local.executor``);
 - the scheduler port, calling the ``timer`` handler (``parley.local.scheduler``): on time with the real
   clock, under ``POST /_local/clock/advance`` with the manual one.
 
@@ -17,7 +19,7 @@ Calls into the API handler are serialized: a Lambda instance serves one event at
 powertools' resolver relies on that. After each request (and each piece of timed work) the server waits
 for the executions it set off to arrive — parked on their token, or ended and settled — so that what a
 client reads next already shows the effects, as the advance call promises. The handlers it waits for
-run on moto's threads and never take the server's lock, so the wait cannot deadlock.
+run on the executor's worker threads and never take the server's lock, so the wait cannot deadlock.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
 from parley.config import OperatorConfig, load_operator_config, operator_config_from_environment
 from parley.errors import Problem
+from parley.front.target import is_mcp_path
 from parley.listening import listen_failure
 from parley.local.clock_routes import answer_clock_route, is_clock_path
 from parley.local.events import HttpReply, api_gateway_event, http_reply
@@ -143,9 +146,8 @@ class LocalServer:
         self.data = data
 
     def start_background(self) -> None:
-        """Once serving: create the state machine in the background, and with the real clock run timed
-        work on time from now on (the manual clock waits for the advance call)."""
-        self.executor.prepare()
+        """Once serving: with the real clock run timed work on time from now on (the manual clock waits
+        for the advance call)."""
         if self.data is not None:
             if self.restored is not None:
                 threading.Thread(target=self._revive, name="parley-revive", daemon=True).start()
@@ -189,6 +191,8 @@ class LocalServer:
             try:
                 if isinstance(self.clock, ManualClock) and is_clock_path(event["path"]):
                     result = answer_clock_route(event, self.clock, self.runtime.due_work)
+                elif is_mcp_path(event["path"]):  # the MCP front door: its own function, as on AWS
+                    result = self.functions.invoke("mcp", event)
                 else:
                     context = LambdaContext(aws_request_id=event["requestContext"]["requestId"])
                     result = self.handler(event, context)
@@ -235,6 +239,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._serve()
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
+
+    def __getattr__(self, name: str) -> Any:
+        # Any other method (TRACE, QUERY, …) reaches the handlers too, which answer 405 with Allow where
+        # the path takes other methods: the base class would answer a 501 page, not a problem document.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
     def _serve(self) -> None:
         try:

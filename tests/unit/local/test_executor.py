@@ -1,10 +1,9 @@
-"""The local executor: moto runs the state machine of ``parley.infrastructure.state_machine``, its Lambda
-tasks routed to stand-in wait, settle and reason handlers (the real ones are exercised in
-``test_server``)."""
+"""The local executor: the local interpreter (``parley.local.steps``) runs the state machine of
+``parley.infrastructure.state_machine``, its Lambda tasks run by stand-in wait, settle and reason handlers
+(the real ones are exercised in ``test_server``)."""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,9 +13,15 @@ from typing import Any
 import pytest
 
 from parley.clock import ManualClock
-from parley.infrastructure.state_machine import state_machine_definition
+from parley.infrastructure.state_machine import (
+    RESUME_CHOICE_STATE,
+    SETTLE_ANSWER_STATE,
+    SETTLED_STATE,
+    WAIT_STATE,
+    state_machine_definition,
+)
 from parley.local.clock_routes import advance
-from parley.local.executor import TIMEOUT_ERROR, LocalExecutor, SettleTimeout, local_aws
+from parley.local.executor import TIMEOUT_ERROR, WORKERS, LocalExecutor, SettleTimeout, local_aws
 from parley.local.scheduler import LocalScheduler
 from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
 
@@ -74,18 +79,61 @@ def executor(functions: Functions) -> Iterator[LocalExecutor]:
 
 
 def status(executor: LocalExecutor, run: RunKey = RUN) -> str:
-    return executor.status(executor.adapter.execution_arn(run))
+    return executor.status(executor.execution_arn(run))
 
 
 def test_the_state_machine_is_the_one_definition(executor: LocalExecutor) -> None:
-    described = executor.client.describe_state_machine(stateMachineArn=executor.adapter.state_machine_arn)
-
-    assert json.loads(described["definition"]) == state_machine_definition(
+    assert executor.definition == state_machine_definition(
         executor.function_arn(executor.wait_function),
         executor.function_arn(executor.settle_function),
         executor.function_arn(executor.reason_function),
     )
-    assert described["type"] == "STANDARD"
+
+
+def test_a_waiting_execution_holds_no_thread(executor: LocalExecutor, functions: Functions) -> None:
+    before = threading.active_count()
+    runs = [RunKey("acme", "campaigns", f"r-{i}") for i in range(200)]
+    for run in runs:
+        executor.start(run, timeout_seconds=3600)
+    executor.settle()
+
+    assert {status(executor, run) for run in runs} == {"RUNNING"}
+    assert len(functions.named("wait")) == 200
+    # The workers that ran the wait steps stay (at most WORKERS), with the one thread that times the
+    # backstops: no thread waits per execution.
+    assert threading.active_count() - before <= WORKERS + 1
+
+
+def test_the_history_lists_the_states_as_step_functions_does(
+    executor: LocalExecutor, functions: Functions
+) -> None:
+    executor.start(RUN, timeout_seconds=3600)
+    executor.settle()
+    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.settle()
+
+    assert [(e["type"], e["name"]) for e in executor.history(RUN)] == [
+        ("ExecutionStarted", ""),
+        ("TaskStateEntered", WAIT_STATE),
+        ("TaskScheduled", WAIT_STATE),
+        ("TaskStarted", WAIT_STATE),
+        ("TaskSubmitted", WAIT_STATE),
+        ("TaskSucceeded", WAIT_STATE),
+        ("TaskStateExited", WAIT_STATE),
+        ("TaskStateEntered", SETTLE_ANSWER_STATE),
+        ("TaskScheduled", SETTLE_ANSWER_STATE),
+        ("TaskStarted", SETTLE_ANSWER_STATE),
+        ("TaskSucceeded", SETTLE_ANSWER_STATE),
+        ("TaskStateExited", SETTLE_ANSWER_STATE),
+        ("ChoiceStateEntered", RESUME_CHOICE_STATE),
+        ("ChoiceStateExited", RESUME_CHOICE_STATE),
+        ("SucceedStateEntered", SETTLED_STATE),
+        ("SucceedStateExited", SETTLED_STATE),
+        ("ExecutionSucceeded", ""),
+    ]
+    assert executor.executions() == [
+        {"executionArn": executor.execution_arn(RUN), "name": RUN.execution_name, "status": "SUCCEEDED"}
+    ]
 
 
 def test_an_answer_settles_the_run_and_the_execution_succeeds(
@@ -263,22 +311,21 @@ def test_two_executors_route_their_own_functions(functions: Functions) -> None:
             second.close()
 
 
-def test_closing_restores_motos_lambda_and_releases_waiting_executions(functions: Functions) -> None:
-    from moto.awslambda_simple.models import LambdaSimpleBackend
-
-    original = LambdaSimpleBackend.invoke
+def test_closing_stops_waiting_executions(functions: Functions) -> None:
     with local_aws():
         executor = LocalExecutor(functions.invoke)
-        assert LambdaSimpleBackend.invoke is not original
-        executor.start(RUN, timeout_seconds=3600)
+        executor.start(RUN, timeout_seconds=1)
         executor.settle()
-        arn = executor.adapter.execution_arn(RUN)
+        arn = executor.execution_arn(RUN)
 
         executor.close()
+        time.sleep(1.5)  # its backstop is gone with it
 
-        assert LambdaSimpleBackend.invoke is original
-        assert executor.status(arn) != "RUNNING"
+        assert executor.status(arn) == "ABORTED"
         assert functions.named("settle") == []  # stopping a run's execution does not settle it
+        executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "late"})  # a token of the past
+        with pytest.raises(RuntimeError, match="closed"):
+            executor.start(RunKey("acme", "campaigns", "r-2"), timeout_seconds=3600)
 
 
 # -- a reasoning run that waits, resumes, and may wait again ------------------------------------------------
@@ -466,7 +513,9 @@ def test_under_the_manual_clock_each_wait_has_its_own_backstop(functions: Functi
             executor.close()
 
 
-def test_under_the_manual_clock_a_second_start_schedules_the_backstop_again(functions: Functions) -> None:
+def test_under_the_manual_clock_a_second_start_leaves_the_backstop_as_it_was(functions: Functions) -> None:
+    # As on AWS: the execution exists already (ExecutionAlreadyExists), so its wait keeps its own
+    # timeout, counted from when it parked.
     clock = ManualClock()
     scheduler = LocalScheduler(clock, lambda work: None)
     backstop = f"backstop-{RUN.execution_name}"
@@ -481,7 +530,7 @@ def test_under_the_manual_clock_a_second_start_schedules_the_backstop_again(func
             executor.start(RUN, timeout_seconds=7200)
             executor.settle()
 
-            assert scheduler.pending() == [(clock.now() + timedelta(seconds=7200), backstop)]
+            assert scheduler.pending() == [(clock.now() + timedelta(seconds=3000), backstop)]
             assert len(functions.named("wait")) == 1
             assert status(executor) == "RUNNING"
 

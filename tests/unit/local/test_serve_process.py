@@ -1,5 +1,5 @@
-"""``parley serve`` as a process, with the executor and the scheduler: it starts fast (moto's ASL parser
-loads in the background) and stops cleanly on SIGTERM while runs wait on their tokens."""
+"""``parley serve`` as a process, with the executor and the scheduler: it starts fast and stops cleanly on
+SIGTERM while runs wait on their tokens."""
 
 from __future__ import annotations
 

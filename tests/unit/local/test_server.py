@@ -55,7 +55,7 @@ def test_port_0_picks_a_free_port_and_the_url_names_it() -> None:
         assert httpx.get(server.url + "/_local/clock", timeout=10).status_code == 404  # real clock
 
 
-# -- runs on the local runtime: moto's executor and the local scheduler, with the project's handlers -----
+# -- runs on the local runtime: the local executor and scheduler, with the project's handlers ---------------
 
 RUNS = "/v1/orgs/acme/playbooks/campaigns"
 WRITER = {"Authorization": "Bearer dev-token"}
@@ -95,12 +95,9 @@ def test_each_reply_comes_once_its_runs_executions_have_arrived(example_source: 
         _save_example(http, example_source)
         answered, expiring = _run(http), _run(http)
         # run_definition answers once the wait function has run (kept the token): the task is submitted.
-        client = server.executor.client
-        executions = client.list_executions(stateMachineArn=server.executor.adapter.state_machine_arn)
-        for execution in executions["executions"]:
-            history = client.get_execution_history(executionArn=execution["executionArn"])["events"]
-            assert execution["status"] == "RUNNING"
-            assert "TaskSubmitted" in [event["type"] for event in history]
+        for run in (RunKey("acme", "campaigns", run_id) for run_id in (answered, expiring)):
+            assert server.executor.status(server.executor.execution_arn(run)) == "RUNNING"
+            assert "TaskSubmitted" in [event["type"] for event in server.executor.history(run)]
 
         reply = http.post(
             f"{RUNS}/runs/{answered}/answer", json={"answer": {"verdict": "approve"}}, headers=WRITER
@@ -114,12 +111,7 @@ def test_each_reply_comes_once_its_runs_executions_have_arrived(example_source: 
         assert moved.status_code == 200
         assert _run_of(http, expiring)["status"] == "rejected"
         assert server.scheduler.pending() == []
-        statuses = {
-            e["name"]: e["status"]
-            for e in server.executor.client.list_executions(
-                stateMachineArn=server.executor.adapter.state_machine_arn
-            )["executions"]
-        }
+        statuses = {e["name"]: e["status"] for e in server.executor.executions()}
         names = {
             run_id: RunKey("acme", "campaigns", run_id).execution_name for run_id in (answered, expiring)
         }
@@ -127,8 +119,9 @@ def test_each_reply_comes_once_its_runs_executions_have_arrived(example_source: 
 
 
 def test_answers_and_an_advance_at_once_never_deadlock(example_source: str) -> None:
-    # The advance holds the server's lock while it waits for settle steps; the settle steps run on moto's
-    # threads and use the table; answers queue behind the lock. All must finish, each run ending once.
+    # The advance holds the server's lock while it waits for settle steps; the settle steps run on the
+    # executor's workers and use the table; answers queue behind the lock. All must finish, each run ending
+    # once.
     with running(ServeOptions(port=0, clock="manual"), OPERATOR) as server:
         with httpx.Client(base_url=server.url, timeout=30) as http:
             _save_example(http, example_source)
