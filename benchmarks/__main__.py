@@ -7,7 +7,17 @@ import io
 import tempfile
 from pathlib import Path
 
-from benchmarks import agent_runs, create_definition, import_time, reasoning, replies, runs, tool_runs
+from benchmarks import (
+    agent_runs,
+    cold_start,
+    create_definition,
+    import_time,
+    local_scale,
+    reasoning,
+    replies,
+    runs,
+    tool_runs,
+)
 
 
 def main() -> None:
@@ -70,6 +80,10 @@ def main() -> None:
     tool_runs.report()
     print()
     agent_runs.report()
+    print()
+    local_scale.report()
+    print()
+    cold_start.report()
 
 
 if __name__ == "__main__":
