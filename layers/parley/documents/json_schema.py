@@ -132,6 +132,8 @@ SCHEMA_KEYWORDS: Final = frozenset(
         "contentSchema",
     }
 )
+#: The keywords a saved schema may not use (each with why).
+REFUSED_KEYWORDS: Final = frozenset(_REFUSED)
 #: The keywords a warning may name as the one meant: those a saved schema may use.
 _SUGGESTED: Final = tuple(sorted(SCHEMA_KEYWORDS - _REFUSED.keys()))
 #: How alike a keyword must be to a known one (``difflib`` ratio, case and ``_``/``-`` aside) to be named.

@@ -47,7 +47,7 @@ from typing import Any, Final
 from urllib.parse import unquote
 
 from parley.documents.front_matter import LineIndex
-from parley.documents.json_schema import json_size
+from parley.documents.json_schema import REFUSED_KEYWORDS, SCHEMA_KEYWORDS, json_size
 from parley.documents.pointers import join_pointer, unescape_token
 
 MAX_WARNINGS: Final = 100
@@ -99,52 +99,12 @@ REJECTED: Final[Mapping[str, tuple[Family, ...]]] = {
     "not": (OPENAI,),
     "oneOf": (OPENAI,),
 }
-#: Keywords the runtime knows: it validates them, or they annotate (title, description, …).
-KNOWN_KEYWORDS: Final = frozenset(
-    {
-        "$schema",
-        "$id",
-        "$ref",
-        "$defs",
-        "definitions",
-        "$comment",
-        "$vocabulary",
-        "allOf",
-        "anyOf",
-        "oneOf",
-        "not",
-        "properties",
-        "additionalProperties",
-        "propertyNames",
-        "items",
-        "prefixItems",
-        "type",
-        "enum",
-        "const",
-        "multipleOf",
-        "maximum",
-        "exclusiveMaximum",
-        "minimum",
-        "exclusiveMinimum",
-        "maxLength",
-        "minLength",
-        "maxItems",
-        "minItems",
-        "uniqueItems",
-        "maxProperties",
-        "minProperties",
-        "required",
-        "title",
-        "description",
-        "default",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "examples",
-    }
-)
 #: Sent to the provider but only annotations to the runtime's validator.
 UNCHECKED_KEYWORDS: Final = frozenset({"format", "contentEncoding", "contentMediaType", "contentSchema"})
+#: Keywords the runtime knows: it validates them, or they annotate (title, description, …): every
+#: keyword of the drafts (``parley.documents.json_schema.SCHEMA_KEYWORDS``) but those a saved schema may
+#: not use and those only sent to the provider.
+KNOWN_KEYWORDS: Final = SCHEMA_KEYWORDS - frozenset(REFUSED_KEYWORDS) - UNCHECKED_KEYWORDS
 
 _ONE: Final = frozenset({"additionalProperties", "propertyNames", "items", "not", "contentSchema"})
 _LIST: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
