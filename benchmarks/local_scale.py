@@ -83,12 +83,13 @@ def report() -> None:
     figures = measure()
     print("The local server with open requests in one playbook (approve-campaign-brief; real clock; a fresh")
     print(f"process; up to 1,000 runs through the API, then clones; writes in process, p50 of {ROUNDS})")
-    columns = ("open", "items", "RSS MiB", "threads", "create ms", "run ms", "answer ms")
+    columns = ("open", "items", "RSS MiB", "threads", "create ms", "run ms", "answer ms", "calls")
     print("  " + " ".join(f"{name:>{max(7, len(name))}}" for name in columns))
     for stage in figures["stages"]:
         print(
             f"  {stage['open']:>7,} {stage['items']:>7,} {stage['rss_mib']:>7.0f} {stage['threads']:>7}"
             f" {stage['create_ms']:>9.1f} {stage['run_ms']:>7.1f} {stage['answer_ms']:>9.1f}"
+            f" {stage['calls']:>7,.0f}"
         )
     for label, key in (
         ("10 -> 1,000, through the API", "through_the_api"),
@@ -99,6 +100,9 @@ def report() -> None:
             f"  RSS per stored item, {label}: {growth['per_item_kib']:.1f} KiB"
             f" ({growth['per_open_kib']:.1f} KiB per open request, {growth['items_per_open']:.1f} items each)"
         )
+    print(
+        "  (calls: Python function calls of one answer and one run, which the machine's load does not move)"
+    )
     first, last = figures["stages"][0], figures["stages"][-1]
     ratios = {name: last[f"{name}_ms"] / first[f"{name}_ms"] for name in ("create", "run", "answer")}
     print(
@@ -147,6 +151,7 @@ def _child() -> dict[str, Any]:
                     "rss_mib": rss / 2**20,
                     "threads": threads,
                     **timings,
+                    "calls": _calls_per_write(seeder),
                 }
             )
 
@@ -187,6 +192,38 @@ def _time_writes(seeder: _Seeder) -> dict[str, float]:
             if i >= WARM:
                 samples[label].append(elapsed)
     return {label: statistics.median(values) for label, values in samples.items()}
+
+
+def _calls_per_write(seeder: _Seeder, rounds: int = 3) -> float:
+    """Python function calls of one answer and one run (cProfile: the server's thread and the executor's
+    workers), a figure the machine's load does not move: equal at every size, the writes do no work
+    that grows with the table."""
+    import cProfile
+    import pstats
+
+    server, workers = cProfile.Profile(), cProfile.Profile()
+    executor = seeder.server.executor
+    invoke = executor._invoke
+
+    def profiled(name: str, event: Any) -> Any:
+        workers.enable()
+        try:
+            return invoke(name, event)
+        finally:
+            workers.disable()
+
+    executor._invoke = profiled
+    try:
+        for _ in range(rounds):
+            server.enable()
+            seeder.post(f"/runs/{seeder.open_ids.pop()}/answer", {"answer": {"verdict": "approve"}})
+            run_id = seeder.post("/definitions/interaction/approve/run", {"input": INPUT})["run_id"]
+            server.disable()
+            seeder.open_ids.append(run_id)
+    finally:
+        executor._invoke = invoke
+    calls: int = pstats.Stats(server).total_calls + pstats.Stats(workers).total_calls  # type: ignore[attr-defined]
+    return calls / rounds
 
 
 class _Seeder:

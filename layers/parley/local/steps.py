@@ -285,6 +285,19 @@ class _State:
     catch: tuple[_Catcher, ...] = ()
     result_path: str | None = "$"
 
+    @property
+    def entered(self) -> str:
+        return _EVENTS[self.type][0]
+
+    @property
+    def exited(self) -> str:
+        return _EVENTS[self.type][1]
+
+
+#: History event types, one string each (an execution's history keeps references, not copies).
+_EVENTS: Final = {kind: (f"{kind}StateEntered", f"{kind}StateExited") for kind in _FIELDS}
+_ENDED: Final = {status: f"Execution{status.title()}" for status in (SUCCEEDED, FAILED, ABORTED)}
+
 
 def _matches(errors: frozenset[str], error: str) -> bool:
     if error in UNCATCHABLE:
@@ -333,7 +346,7 @@ class StateMachine:
             try:
                 if execution.attempts is None:
                     execution.attempts = [0] * len(state.retry)
-                    execution.history.append((f"{state.type}StateEntered", state.name))
+                    execution.history.append((state.entered, state.name))
                 self._step(execution, state)
             except ExecutionError as failure:
                 self._end(execution, FAILED, error=failure.error, cause=failure.cause)
@@ -479,7 +492,7 @@ class StateMachine:
         raise failure
 
     def _leave(self, execution: Execution, state: _State, output: Any, next_state: str | None) -> None:
-        execution.history.append((f"{state.type}StateExited", state.name))
+        execution.history.append((state.exited, state.name))
         execution.attempts = None
         if next_state is None:
             self._end(execution, SUCCEEDED, output=output)
@@ -503,7 +516,7 @@ class StateMachine:
         execution.token = None
         execution.attempts = None
         execution.data = None
-        execution.history.append((f"Execution{status.title()}", ""))
+        execution.history.append((_ENDED[status], ""))
 
     def _holds(self, rule: Mapping[str, Any], data: Any) -> bool:
         if "And" in rule:
