@@ -388,7 +388,7 @@ def report() -> None:
     print()
     p50, p99 = latency.pop(MODEL_CALL)
     print("answer_interaction -> the run's next model call on the local runtime (30 runs; the model canned")
-    print("in process, so no provider round trip; moto runs the state machine)")
+    print("in process, so no provider round trip; the local interpreter runs the state machine)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
     print("  on the way, from sending the answer:")
     for name, (p50, p99) in latency.items():

@@ -26,9 +26,10 @@ agent-runs.md, "A run that waits"):
    another (its name stays ``RunKey.execution_name``).
 6. **Settled**: Succeed. The run's ending lives in the table; the execution only waited.
 
-JSONPath only (moto's executor does not run JSONata), and no Wait state: timing lives in the scheduler
-port (moto's Wait states run in real time). Standard type: an execution may wait up to 30 days and a
-minute at a time, and Express executions last at most five minutes.
+JSONPath only, and no Wait state: timing lives in the scheduler port. The local runtime runs this same
+dict through its own interpreter of this subset (``parley.local.steps``), which refuses anything else.
+Standard type: an execution may wait up to 30 days and a minute at a time, and Express executions last
+at most five minutes.
 
 Execution input: ``{"run": {"org", "playbook", "run_id"}, "timeout_seconds": N}``.
 """

@@ -1,5 +1,5 @@
-"""The project's Lambda functions, run in process: what moto's Step Functions executor and the local
-scheduler invoke instead of deployed functions.
+"""The project's Lambda functions, run in process: what the local executor (the state machine's
+interpreter) and the local scheduler invoke instead of deployed functions.
 
 - :class:`LocalFunctions` builds each handler on its first invocation (``build_wait_handler(runtime)``
   and the like, from ``parley.executions.entry``) and calls it with a Lambda-like context.

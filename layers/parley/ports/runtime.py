@@ -55,7 +55,7 @@ class Runtime:
     due_work: list[DueWork] = field(default_factory=list)
     #: The save-time document check; tests of the definition rules may put a simpler one here.
     check_document: Checker = field(default_factory=lambda: _named("parley.runs.kinds", "check_source"))
-    #: Executions that hold waiting runs (Step Functions; locally moto's executor).
+    #: Executions that hold waiting runs (Step Functions; locally ``parley.local.executor``).
     waits: Waits | None = None
     #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
     scheduler: Scheduler | None = None
