@@ -177,9 +177,7 @@ def _approval_settled(
             call.id, call.name, "The approved call was not made: its tool is no longer offered.", True
         )
     frozen = ToolCall(call.id, call.name, dict(pending["arguments"]))
-    number = loop._limits.record(frozen.name, frozen.arguments or {})
-    room = loop._step[2] if loop._step is not None else None
-    return loop._send(frozen, tool, number, loop._limits, room)
+    return loop.send_after_answer(frozen, tool, counted=True)
 
 
 def _continue_or_ask(
@@ -237,20 +235,16 @@ def _continuation_problem(tool: OfferedTool, continuation: Any) -> str | None:
 def _call_continuation(
     loop: ToolLoop, original: ToolCall, tool: OfferedTool, continuation: dict[str, Any]
 ) -> ToolResult:
-    """Call the continuation with the frozen arguments and the answer in ``_meta``; its result is the
-    original call's, unless it asks again."""
-    from parley.reasoning.tools.loop import RESPONSE_META
-
+    """Call the continuation with the frozen arguments and the answer in ``_meta`` (the segment's
+    ``response_meta``, which every call carries); its result is the original call's, unless it asks
+    again."""
     listed = (tool.listing or {}).get(continuation["tool"])
     if listed is None:
         return _refused(original, f"its continuation {continuation['tool']!r} is no longer listed.")
     # Sent under the original call's id and name: a result that asks again makes the next request of
     # the same call, and the first that does not is the original call's result.
     sent = ToolCall(original.id, original.name, dict(continuation["arguments"]))
-    room = loop._step[2] if loop._step is not None else None
-    return loop._send(
-        sent, tool, None, loop._limits, room, listed=listed, extra_meta={RESPONSE_META: loop.response_meta}
-    )
+    return loop.send_after_answer(sent, tool, counted=False, listed=listed)
 
 
 def _open_question(

@@ -129,7 +129,8 @@ class ToolLoop:
     def resume(self, first: ModelRequest, state: dict[str, Any], request: Request) -> Steps:
         """Go on from ``state`` (kept when the run asked) with the request's ending: the asked call's
         result from the answer (or the expiry), the step's other calls, then the steps."""
-        from parley.reasoning.asking.state import result_from, turn_from, usage_from
+        from parley.reasoning.asking.state import call_from, result_from, turn_from, usage_from
+        from parley.reasoning.tools.asking import settle_pending
         from parley.reasoning.tools.budget import Budget
 
         self._turns = [turn_from(turn) for turn in state["turns"]]
@@ -140,12 +141,8 @@ class ToolLoop:
         self._duration_ms = int(state["duration_ms"])
         self.tools_returned_bytes = int(state["tools_returned_bytes"])
         step = state["step"]
-        from parley.reasoning.asking.state import call_from
-
         calls = tuple(call_from(call) for call in step["calls"])
         self._step = (calls, [result_from(result) for result in step["results"]], step["room"])
-        from parley.reasoning.tools.asking import settle_pending
-
         result = settle_pending(self, state["pending"], request)
         self._step[1].append(result)
         return self._go(first)
@@ -219,6 +216,20 @@ class ToolLoop:
             },
             "pending": pending,
         }
+
+    def send_after_answer(
+        self,
+        call: ToolCall,
+        tool: OfferedTool,
+        *,
+        counted: bool,
+        listed: ListedTool | None = None,
+    ) -> ToolResult:
+        """Send a call a person's answer let go — an approved frozen call (``counted`` among the run's 25)
+        or a continuation (not counted) — within the room of the step in progress."""
+        number = self._limits.record(call.name, call.arguments or {}) if counted else None
+        room = self._step[2] if self._step is not None else None
+        return self._send(call, tool, number, self._limits, room, listed=listed)
 
     def worked_seconds(self) -> float:
         return self.worked_before + (time.monotonic() - self._began)
@@ -349,7 +360,6 @@ class ToolLoop:
         room: int | None,
         *,
         listed: ListedTool | None = None,
-        extra_meta: dict[str, Any] | None = None,
     ) -> ToolResult:
         """Record and send the call (to ``listed``, a continuation of the tool's server, when given), and
         give the model its result; ``number`` is the call's among the run's 25 (``None``: not one)."""
@@ -377,7 +387,6 @@ class ToolLoop:
         meta: dict[str, Any] = {RUN_ID_META: self.run.run_id}
         if self.response_meta is not None:
             meta[RESPONSE_META] = self.response_meta
-        meta.update(extra_meta or {})
         while True:
             try:
                 answer = self.runtime.tool_client.call_tool(
