@@ -220,6 +220,31 @@ def _succeeded(reply: Mapping[str, Any]) -> None:
         raise RuntimeError(f"a reasoning run did not succeed: {reply['statusCode']} {reply['body']}")
 
 
+def taped_runtime(table_name: str, operator: str, environ: dict[str, str], **ports: Any) -> tuple[Any, Tape]:
+    """A runtime over a fresh table in moto (under ``mock_aws``), its DynamoDB calls through a tape, the
+    manual clock and quiet waits and scheduler; ``ports`` adds others (such as a tool client)."""
+    from parley.clock import ManualClock
+    from parley.config import parse_operator_config
+    from parley.definitions.store import DynamoDefinitionStore
+    from parley.local.aws import create_table, local_dynamodb_client
+    from parley.ports.runtime import Runtime
+
+    client = local_dynamodb_client()
+    table = create_table(client, table_name)
+    tape = Tape(client)
+    runtime = Runtime(
+        definitions=DynamoDefinitionStore(tape, table),  # type: ignore[arg-type]
+        clock=ManualClock(),
+        operator=parse_operator_config(operator, "bench", environ={}),
+        waits=QuietWaits(),
+        scheduler=QuietScheduler(),
+        environ=environ,
+        run_wait_seconds=5,
+        **ports,
+    )
+    return runtime, tape
+
+
 @contextmanager
 def _bench(*, inject: bool = True) -> Iterator[tuple[Callable[[str], Callable[[], None]], Tape, Split]]:
     """The api handler over moto's DynamoDB (through a tape) with the canned model; gives, for a
@@ -228,27 +253,11 @@ def _bench(*, inject: bool = True) -> Iterator[tuple[Callable[[str], Callable[[]
     from moto import mock_aws
 
     from parley.api.app import build_handler
-    from parley.clock import ManualClock
-    from parley.config import parse_operator_config
     from parley.definitions.model import PlaybookRef
-    from parley.definitions.store import DynamoDefinitionStore
-    from parley.local.aws import create_table, local_dynamodb_client
-    from parley.ports.runtime import Runtime
 
     split = Split()
     with mock_aws(), canned_model(split, inject=inject):
-        client = local_dynamodb_client()
-        table = create_table(client, "parley-bench-reasoning")
-        tape = Tape(client)
-        runtime = Runtime(
-            definitions=DynamoDefinitionStore(tape, table),  # type: ignore[arg-type]
-            clock=ManualClock(),
-            operator=parse_operator_config(OPERATOR, "bench", environ={}),
-            waits=QuietWaits(),
-            scheduler=QuietScheduler(),
-            environ=ENVIRON,
-            run_wait_seconds=5,
-        )
+        runtime, tape = taped_runtime("parley-bench-reasoning", OPERATOR, ENVIRON)
         definitions = runtime.definition_service()
         playbook = PlaybookRef("acme", "campaigns")
         for name, source, _ in FUNCTIONS.values():

@@ -45,8 +45,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.reasoning import Split, canned_model
-from benchmarks.runs import QuietScheduler, QuietWaits, Tape, percentiles
+from benchmarks.reasoning import Split, canned_model, taped_runtime
+from benchmarks.runs import Tape, percentiles
 
 BASE = "/v1/orgs/acme/playbooks/support"
 HEADERS = [("Authorization", "Bearer dev-token"), ("Content-Type", "application/json")]
@@ -250,29 +250,12 @@ def _bench() -> Iterator[Bench]:
     from moto import mock_aws
 
     from parley.api.app import build_handler
-    from parley.clock import ManualClock
-    from parley.config import parse_operator_config
     from parley.definitions.model import PlaybookRef
-    from parley.definitions.store import DynamoDefinitionStore
-    from parley.local.aws import create_table, local_dynamodb_client
     from parley.local.events import api_gateway_event
-    from parley.ports.runtime import Runtime
 
     split, model, tools = Split(), Model(), InstantTools()
     with mock_aws(), canned_model(split, model=model):
-        client = local_dynamodb_client()
-        table = create_table(client, "parley-bench-tool-runs")
-        tape = Tape(client)
-        runtime = Runtime(
-            definitions=DynamoDefinitionStore(tape, table),  # type: ignore[arg-type]
-            clock=ManualClock(),
-            operator=parse_operator_config(OPERATOR, "bench", environ={}),
-            waits=QuietWaits(),
-            scheduler=QuietScheduler(),
-            environ=ENVIRON,
-            run_wait_seconds=5,
-            tool_client=tools,
-        )
+        runtime, tape = taped_runtime("parley-bench-tool-runs", OPERATOR, ENVIRON, tool_client=tools)
         runtime.definition_service().create_definition(
             PlaybookRef("acme", "support"), "reasoning", NAME, SOURCE
         )
