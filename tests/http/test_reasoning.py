@@ -665,7 +665,7 @@ def test_a_run_longer_than_the_run_wait_answers_started_and_goes_on(
     asked = time.monotonic()
     listed = http.get("/definitions/reasoning")
     assert listed.status_code == 200, listed.text
-    assert time.monotonic() - asked < 1.5
+    assert time.monotonic() - asked < 3  # not held until the run's 6 s have passed
     assert caller.is_alive(), "the run call returned before the run wait"
     # A retry under the same run id while the run goes on answers it as it stands.
     retried = run(http, example, BRIEF, run_id)
@@ -691,7 +691,7 @@ def test_a_run_longer_than_the_run_wait_answers_started_and_goes_on(
 def test_runs_at_once_call_their_models_at_once(
     http: httpx.Client, server: Server, fake: FakeProviders, example: str
 ) -> None:
-    fake.set_default(MESSAGES, Scripted(body=anthropic_text("Slow but sure."), delay=1.5))
+    fake.set_default(MESSAGES, Scripted(body=anthropic_text("Slow but sure."), delay=3))
     replies: list[httpx.Response] = []
 
     def one() -> None:
@@ -706,7 +706,7 @@ def test_runs_at_once_call_their_models_at_once(
         caller.join(timeout=20)
 
     assert [(reply.status_code, reply.json()["status"]) for reply in replies] == [(200, "succeeded")] * 3
-    assert time.monotonic() - began < 1.5 * 3 - 0.5  # not one after the other
+    assert time.monotonic() - began < 3 * 2  # not one after the other (9 s)
     assert len(fake.requests_to("/v1/messages")) == 3
 
 

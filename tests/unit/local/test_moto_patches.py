@@ -3,7 +3,6 @@ before-images of the items they write, not by a copy of the whole table."""
 
 from __future__ import annotations
 
-import time
 import tracemalloc
 from collections.abc import Iterator
 from typing import Any
@@ -154,7 +153,7 @@ def test_a_failed_condition_can_return_the_item_as_it_is(client: Any) -> None:
     assert reason["Item"] == item("RUN#1", status="started")
 
 
-def test_a_transaction_costs_no_more_with_ten_thousand_items_than_with_ten(client: Any) -> None:
+def test_a_transaction_takes_no_more_memory_with_ten_thousand_items_than_with_ten(client: Any) -> None:
     def transaction(i: int, fail: bool) -> None:
         items = [put(f"NEW#{i}", status="new"), condition_absent("RUN#000001" if fail else f"NONE#{i}")]
         try:
@@ -162,28 +161,23 @@ def test_a_transaction_costs_no_more_with_ten_thousand_items_than_with_ten(clien
         except ClientError:
             assert fail
 
-    def measure(label: str) -> tuple[float, int]:
+    def measure() -> int:
         for i in range(5):  # warm
             transaction(i, fail=i % 2 == 0)
-        samples = []
-        for i in range(5, 45):
-            started = time.perf_counter()
-            transaction(i + len(label) * 1000, fail=i % 2 == 0)
-            samples.append(time.perf_counter() - started)
         tracemalloc.start()
         transaction(99_999, fail=True)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        return sorted(samples)[len(samples) // 2], peak
+        return peak
 
     seed(10)
-    small_time, small_peak = measure("small")
+    small_peak = measure()
     seed(10_000)
-    large_time, large_peak = measure("large")
+    large_peak = measure()
 
-    # A copy of 10,000 items would take megabytes and tens of milliseconds; the before-images do not grow.
+    # A copy of 10,000 items would take megabytes; the before-images do not grow with the table. (Its
+    # time is measured by make bench's local_scale, not asserted here: timings vary on a shared machine.)
     assert large_peak < small_peak + 256 * 1024, (small_peak, large_peak)
-    assert large_time < 3 * small_time + 0.002, (small_time, large_time)
 
 
 def test_the_patch_is_undone_after_the_block() -> None:
