@@ -64,7 +64,7 @@ def _answer(
 ) -> dict[str, Any]:
     from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-    from parley.api.requests import MAX_BODY_BYTES, calling_principal
+    from parley.api.requests import MAX_BODY_BYTES, calling_principal, is_json_media_type
     from parley.auth import authorize
     from parley.errors import Problem
     from parley.front import asgi
@@ -91,6 +91,12 @@ def _answer(
         raise Problem(
             "content_too_large",
             f"A body is at most {MAX_BODY_BYTES:,} bytes (1 MiB); this one is {len(body):,}.",
+        )
+    content_type = APIGatewayProxyEvent(dict(event)).headers.get("content-type")
+    if not is_json_media_type(content_type):  # the transport's own answer would be plain text
+        shown = f"{content_type!r}" if content_type else "none"
+        raise Problem(
+            "unsupported_media_type", f"Send JSON-RPC as application/json (Content-Type was {shown})."
         )
     app = _mcp_app(services, principal, target, guides)
     return asgi.proxy_result(asgi.run(app, event, body), {"Cache-Control": "no-store"})

@@ -2,10 +2,11 @@
 
 The same handlers as on AWS, with AWS emulated by moto in this process for the server's life:
 
-- the API handler (``parley.api.app.build_handler``) behind a small HTTP front that turns each request
-  into a real API Gateway REST proxy event and the handler's result back into HTTP; the MCP front
-  door's paths (``/mcp``, ``/v1/orgs/{org}/playbooks/{playbook}/mcp``) go to the ``mcp`` function's
-  handler (``parley.front.handler``) instead, as API Gateway routes them on AWS;
+- the API handler (``parley.api.app.build_handler``) behind an HTTP front (uvicorn, with timeouts and
+  limits: ``parley.local.front``); each request becomes a real API Gateway REST proxy event and the
+  handler's result becomes the HTTP answer; the MCP front door's paths (``/mcp``,
+  ``/v1/orgs/{org}/playbooks/{playbook}/mcp``) go to the ``mcp`` function's handler
+  (``parley.front.handler``) instead, as API Gateway routes them on AWS;
 - DynamoDB, with the table of ``parley.infrastructure.table``;
 - Step Functions: the run's state machine (the ASL ``cdk deploy`` ships) run by a local interpreter, its
   Lambda tasks run by the project's ``wait``, ``settle`` and ``reason`` handlers (``parley.local.executor``);
@@ -32,8 +33,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final, Literal
@@ -41,18 +41,16 @@ from typing import Any, Final, Literal
 from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
 from parley.config import OperatorConfig, load_operator_config, operator_config_from_environment
-from parley.errors import Problem
 from parley.front.target import is_mcp_path
 from parley.listening import listen_failure
 from parley.local.clock_routes import answer_clock_route, is_clock_path
 from parley.local.events import HttpReply, api_gateway_event, http_reply
+from parley.local.front import FrontLimits, HttpFront, listening_socket
 from parley.local.functions import LambdaContext
 from parley.local.persistence import LocalData, Restored, saved_clock
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
-#: API Gateway refuses payloads over 10 MB before the function sees them; the front does the same.
-MAX_FRONT_BODY: Final = 10 * 1024 * 1024
 #: How to serve on another port, said when the port is in use.
 _SERVE_HINT: Final = "make serve PORT=8001, or parley serve --port 8001 (--port 0 picks a free one)"
 ClockMode = Literal["real", "manual"]
@@ -67,6 +65,8 @@ class ServeOptions:
     clock: ClockMode = "real"
     #: The data folder (``parley.local.persistence``); ``None``: nothing kept past the server's life.
     data: Path | None = None
+    #: The HTTP front's timeouts and limits.
+    front: FrontLimits = field(default_factory=FrontLimits)
 
 
 class LocalServer:
@@ -91,8 +91,7 @@ class LocalServer:
         self.restored: Restored | None = None
         self.lock = threading.RLock()
         # Listen first: a port in use fails before anything else is set up.
-        self.httpd = _HttpServer((options.host, options.port), _RequestHandler)
-        self.httpd.local = self
+        self.front = HttpFront(listening_socket(options.host, options.port), self.answer, options.front)
         try:
             client = local_dynamodb_client()
             table = create_table(client)
@@ -120,7 +119,7 @@ class LocalServer:
             if options.data is not None:
                 self._load_data(options.data, client, table)
         except BaseException:
-            self.httpd.server_close()
+            self.front.sock.close()
             if hasattr(self, "executor"):
                 self.executor.close()
             raise
@@ -178,8 +177,7 @@ class LocalServer:
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        host = host.decode() if isinstance(host, bytes) else host
+        host, port = self.front.address
         shown = f"[{host}]" if ":" in host else host
         return f"http://{shown}:{port}"
 
@@ -226,95 +224,6 @@ class LocalServer:
             LOG.warning("%s", exc)
 
 
-class _HttpServer(ThreadingHTTPServer):
-    daemon_threads = True
-    local: LocalServer
-
-
-class _RequestHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HttpServer
-
-    def do_GET(self) -> None:
-        self._serve()
-
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_GET
-
-    def __getattr__(self, name: str) -> Any:
-        # Any other method (TRACE, QUERY, …) reaches the handlers too, which answer 405 with Allow where
-        # the path takes other methods: the base class would answer a 501 page, not a problem document.
-        if name.startswith("do_"):
-            return self._serve
-        raise AttributeError(name)
-
-    def _serve(self) -> None:
-        try:
-            body = self._read_body()
-        except _TooLarge:
-            self.close_connection = True
-            problem = Problem("content_too_large", f"A body is at most {MAX_FRONT_BODY:,} bytes here.")
-            self._write(http_reply(problem_result(problem)))
-            return
-        except ValueError:
-            self.close_connection = True
-            self._write(http_reply(problem_result(Problem("bad_request", "The body could not be read."))))
-            return
-        headers = [(name, value) for name, value in self.headers.items()]
-        reply = self.server.local.answer(self.command, self.path, headers, body, self.client_address[0])
-        try:
-            self._write(reply)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting: nobody to tell
-            self.close_connection = True
-
-    def _read_body(self) -> bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            return self._read_chunked()
-        length_header = self.headers.get("Content-Length")
-        if not length_header:
-            return b""
-        length = int(length_header)
-        if length < 0:
-            raise ValueError("negative Content-Length")
-        if length > MAX_FRONT_BODY:
-            raise _TooLarge
-        return self.rfile.read(length)
-
-    def _read_chunked(self) -> bytes:
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            line = self.rfile.readline(1024)
-            chunk_size = int(line.split(b";", 1)[0].strip() or b"0", 16)
-            if chunk_size == 0:
-                while self.rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
-                return b"".join(chunks)
-            size += chunk_size
-            if size > MAX_FRONT_BODY:
-                raise _TooLarge
-            chunks.append(self.rfile.read(chunk_size))
-            self.rfile.readline(16)
-
-    def _write(self, reply: HttpReply) -> None:
-        self.send_response(reply.status)
-        for name, value in reply.headers:
-            if name.lower() not in ("content-length", "connection", "transfer-encoding"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(reply.body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(reply.body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        sys.stderr.write(f"{self.address_string()} {format % args}\n")
-
-
-class _TooLarge(Exception):
-    pass
-
-
 @contextlib.contextmanager
 def running(
     options: ServeOptions, operator: OperatorConfig, announce: Callable[[LocalServer], None] | None = None
@@ -327,17 +236,12 @@ def running(
         server = LocalServer(options, operator)
         if announce is not None:
             announce(server)
-        thread = threading.Thread(
-            target=server.httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="parley-http", daemon=True
-        )
-        thread.start()
+        server.front.start()
         server.start_background()
         try:
             yield server
         finally:
-            server.httpd.shutdown()
-            server.httpd.server_close()
-            thread.join(timeout=5)
+            server.front.stop()
             server.close()
 
 

@@ -50,7 +50,7 @@ def test_due_work_runs_under_advance_and_a_failure_is_a_500_problem() -> None:
 
 def test_port_0_picks_a_free_port_and_the_url_names_it() -> None:
     with running(ServeOptions(port=0), OPERATOR) as server:
-        port = server.httpd.server_address[1]
+        port = server.front.address[1]
         assert server.url == f"http://127.0.0.1:{port}"
         assert httpx.get(server.url + "/_local/clock", timeout=10).status_code == 404  # real clock
 
