@@ -19,7 +19,6 @@ expiry: it is prepared as its :class:`~parley.interaction.call.CallBlock`, which
 from __future__ import annotations
 
 import math
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -34,11 +33,11 @@ from parley.documents.front_matter import load_front_matter, split_document
 from parley.documents.json_schema import validate_instance
 from parley.errors import ErrorEntry, Problem
 from parley.interaction.call import CallBlock
+from parley.parties import checked_party
 from parley.runs.model import invalid_input
 from parley.templates.environment import compile_template
 from parley.templates.render import RenderFailure, render_text
 
-PARTY_MAX_BYTES: Final = 256
 MESSAGE_MAX_BYTES: Final = 8 * 1024
 
 
@@ -244,13 +243,4 @@ def _render(template: Template, data: dict[str, Any], *, party: bool) -> str:
 
 
 def _party(text: str, field: str) -> str:
-    what = "The party (to)" if field == "to" else "The answerer (from)"
-    if not text.strip():
-        raise unworkable(f"{what} renders empty; it must name whom the request is for.")
-    control = next((c for c in text if unicodedata.category(c) == "Cc"), None)
-    if control is not None:
-        raise unworkable(f"{what} renders with the control character U+{ord(control):04X}.")
-    size = len(text.encode("utf-8", "surrogatepass"))
-    if size > PARTY_MAX_BYTES:
-        raise unworkable(f"{what} renders {size:,} bytes; a party is at most {PARTY_MAX_BYTES} bytes.")
-    return text
+    return checked_party(text, "The party (to)" if field == "to" else "The answerer (from)")

@@ -350,3 +350,18 @@ def test_the_model_is_refused_a_twenty_first_request(
     assert (done.status, done.output) == ("succeeded", "Asked enough.")
     told = fake.requests_to("/v1/messages")[21].body["messages"][-1]["content"][0]
     assert told["is_error"] is True and "20 times" in told["content"]
+
+
+def test_an_ask_to_that_renders_a_control_character_is_unworkable_and_asks_nobody(
+    run: Callable[..., Run], service: RunService, fake: FakeProviders
+) -> None:
+    fake.script(
+        MESSAGES,
+        tool_use(("request_input", {"kind": "text", "prompt": "Which channel?"})),
+        Scripted(body=anthropic_text("Never read.")),
+    )
+    with pytest.raises(Problem) as refused:
+        run("[chat/thread_replies]", 'ask: { to: "owner\\u0007@example.com", expires: P2D }\n')
+    assert (refused.value.reason, refused.value.kind) == ("conflict", "unworkable")
+    assert "U+0007" in refused.value.detail
+    assert service.list_interactions(PLAYBOOK).items == ()

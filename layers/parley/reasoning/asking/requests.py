@@ -112,6 +112,7 @@ class Asker:
 
     def _to(self, now: Any) -> str:
         """``ask.to`` rendered with ``input``, ``today`` and ``now`` at the moment the run asks."""
+        from parley.parties import checked_party
         from parley.templates.render import RenderFailure, render_text
 
         ask = self.document.ask
@@ -122,8 +123,4 @@ class Asker:
             to = render_text(ask.to, data, refuse_structures=True)
         except RenderFailure as failure:
             raise Problem("conflict", f"ask.to could not be rendered: {failure}", kind="unworkable") from None
-        if not to.strip():
-            raise Problem(
-                "conflict", "ask.to renders empty; it must name whom the run asks.", kind="unworkable"
-            )
-        return to
+        return checked_party(to, "ask.to")
