@@ -10,7 +10,7 @@ CONFIG ?= examples/operator.yaml
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-local serve demo-chat demo-model test lint format typecheck unit synth deploy destroy bench clean
+.PHONY: help install install-local serve demo-chat demo-model test lint format typecheck unit synth deploy destroy bench screenshot clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
@@ -76,6 +76,10 @@ destroy: install ## Delete a stage's stack (STAGE=dev|prod; prod keeps its table
 
 bench: install ## Print the benchmark figures
 	$(BIN)/python -m benchmarks
+
+screenshot: install ## Take the inbox's screenshot again (the browser test) and copy it to docs/inbox.png
+	$(BIN)/pytest -q -p no:xdist tests/browser/test_inbox.py -k pictured
+	cp build/test-artifacts/inbox.png docs/inbox.png
 
 clean: ## Remove the virtualenv and build outputs
 	rm -rf $(VENV) cdk/cdk.out build .mypy_cache .ruff_cache .pytest_cache .hypothesis

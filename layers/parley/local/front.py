@@ -52,7 +52,7 @@ class FrontLimits:
     body_seconds: float = 30.0
     keep_alive_seconds: float = 5.0
     #: Requests handled at once (each on a thread of the pool); more answer 503.
-    max_in_flight: int = 64
+    max_in_flight: int = 32
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
