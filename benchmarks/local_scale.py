@@ -83,13 +83,23 @@ def report() -> None:
     figures = measure()
     print("The local server with open requests in one playbook (approve-campaign-brief; real clock; a fresh")
     print(f"process; up to 1,000 runs through the API, then clones; writes in process, p50 of {ROUNDS})")
-    columns = ("open", "items", "RSS MiB", "threads", "create ms", "run ms", "answer ms", "calls")
+    columns = (
+        "open",
+        "items",
+        "RSS MiB",
+        "threads",
+        "create ms",
+        "run ms",
+        "answer ms",
+        "calls",
+        "snapshot s",
+    )
     print("  " + " ".join(f"{name:>{max(7, len(name))}}" for name in columns))
     for stage in figures["stages"]:
         print(
             f"  {stage['open']:>7,} {stage['items']:>7,} {stage['rss_mib']:>7.0f} {stage['threads']:>7}"
             f" {stage['create_ms']:>9.1f} {stage['run_ms']:>7.1f} {stage['answer_ms']:>9.1f}"
-            f" {stage['calls']:>7,.0f}"
+            f" {stage['calls']:>7,.0f} {stage['snapshot_s']:>10.2f}"
         )
     for label, key in (
         ("10 -> 1,000, through the API", "through_the_api"),
@@ -101,8 +111,9 @@ def report() -> None:
             f" ({growth['per_open_kib']:.1f} KiB per open request, {growth['items_per_open']:.1f} items each)"
         )
     print(
-        "  (calls: Python function calls of one answer and one run, which the machine's load does not move)"
+        "  (calls: Python function calls of one answer and one run, which the machine's load does not move;"
     )
+    print("  snapshot: how long one save of the data folder, as make serve keeps it, holds the server)")
     first, last = figures["stages"][0], figures["stages"][-1]
     ratios = {name: last[f"{name}_ms"] / first[f"{name}_ms"] for name in ("create", "run", "answer")}
     print(
@@ -152,6 +163,7 @@ def _child() -> dict[str, Any]:
                     "threads": threads,
                     **timings,
                     "calls": _calls_per_write(seeder),
+                    "snapshot_s": _snapshot_seconds(server),
                 }
             )
 
@@ -170,6 +182,26 @@ def _child() -> dict[str, Any]:
         "seed_seconds": seed_seconds,
         "total_seconds": time.monotonic() - started,
     }
+
+
+def _snapshot_seconds(server: Any) -> float:
+    """How long one snapshot of the data folder holds the server (``parley.local.persistence``; ``make
+    serve`` keeps one in ``.parley/``), taken into a scratch folder."""
+    import tempfile
+
+    from parley.local.aws import LOCAL_TABLE, moto_lock
+    from parley.local.persistence import LocalData
+
+    with tempfile.TemporaryDirectory() as scratch:
+        data = LocalData(
+            Path(scratch),
+            table=LOCAL_TABLE,
+            content=server.runtime.content,
+            scheduler=server.scheduler,
+            clock_now=server.clock.now,
+            lock=moto_lock(),
+        )
+        return data.save()
 
 
 def _time_writes(seeder: _Seeder) -> dict[str, float]:

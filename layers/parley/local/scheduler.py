@@ -81,7 +81,16 @@ class LocalScheduler:
             entry = self._pending.pop(name, None)
             if entry is not None:
                 entry.cancelled = True
+                self._compact()
                 self._changed.notify_all()
+
+    def _compact(self) -> None:
+        """Rebuild the heap without its cancelled entries once they outnumber the pending ones (answered
+        requests cancel their expiries by the thousand): memory bounded by what is pending, at an
+        amortized constant cost a cancel."""
+        if len(self._heap) > 2 * len(self._pending) + 64:
+            self._heap = [entry for entry in self._heap if not entry.cancelled]
+            heapq.heapify(self._heap)
 
     # -- the local runtime's own timed calls -----------------------------------------------------------
 

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
@@ -117,14 +117,14 @@ class LocalServer:
             self.runtime.pause = threading.Condition(self.lock).wait
             self.handler = build_handler(self.runtime)
             if options.data is not None:
-                self._load_data(options.data, client, table)
+                self._load_data(options.data, table)
         except BaseException:
             self.front.sock.close()
             if hasattr(self, "executor"):
                 self.executor.close()
             raise
 
-    def _load_data(self, folder: Path, client: Any, table: str) -> None:
+    def _load_data(self, folder: Path, table: str) -> None:
         """Put back what the data folder kept, keep it from now on (every function's invocation and
         every request that may write marks it changed)."""
         from parley.local.aws import moto_lock
@@ -133,7 +133,6 @@ class LocalServer:
         assert self.runtime.content is not None
         data = LocalData(
             folder,
-            client=client,
             table=table,
             content=self.runtime.content,  # type: ignore[arg-type]
             scheduler=self.scheduler,

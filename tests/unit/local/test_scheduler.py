@@ -224,3 +224,18 @@ def test_stopping_the_real_clocks_thread_is_prompt() -> None:
         scheduler.start()
         scheduler.start()
     scheduler.stop()
+
+
+def test_cancelled_work_does_not_pile_up() -> None:
+    clock = ManualClock(datetime(2026, 1, 1, tzinfo=UTC))
+    scheduler = LocalScheduler(clock, lambda work: None)
+    ran: list[str] = []
+    scheduler.call_later("kept", 30, lambda: ran.append("kept"))
+    for i in range(10_000):
+        scheduler.call_later(f"expiry-{i}", 60 + i, lambda: ran.append("cancelled"))
+        scheduler.forget(f"expiry-{i}")
+
+    assert len(scheduler._heap) < 200
+    assert scheduler.pending() == [(clock.now() + timedelta(seconds=30), "kept")]
+    scheduler.run_due(clock.now() + timedelta(days=1))
+    assert ran == ["kept"]
