@@ -16,9 +16,8 @@ attributes (``providers``, ``gateways``); ``None`` leaves only the environment.
 - ``bedrock``, ``bedrock-anthropic``: ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; the credentials are the
   function's (its IAM role on AWS), so a known region is enough.
 
-Values stay :class:`~pydantic.SecretStr` (the configuration's :class:`~parley.secret.Secret` values are
-taken over as such); a value may be a ``{{resolve:secretsmanager:…}}`` reference, which the adapter
-resolves when it sends (``call_model``'s ``resolve``).
+Values stay :class:`~pydantic.SecretStr`; a value may be a ``{{resolve:secretsmanager:…}}`` reference,
+which the adapter resolves when it sends (``call_model``'s ``resolve``).
 """
 
 from __future__ import annotations
@@ -50,9 +49,11 @@ class _Values:
             value = self._environ.get(name)
             if value:
                 return SecretStr(value)
-            kept = _secret_or_none(self._file.get(name))
-            if kept is not None and kept.get_secret_value():
+            kept = self._file.get(name)
+            if isinstance(kept, SecretStr) and kept.get_secret_value():
                 return kept
+            if isinstance(kept, str) and kept:
+                return SecretStr(kept)
         return None
 
     def text(self, *names: str) -> str | None:
@@ -126,29 +127,16 @@ def _gateway(name: str, models: Any) -> ProviderSettings | None:
         if getattr(gateway, "name", None) != name:
             continue
         headers = {
-            key: _secret_or_none(value) or SecretStr("")
+            key: value if isinstance(value, SecretStr) else SecretStr(str(value))
             for key, value in (getattr(gateway, "headers", None) or {}).items()
         }
         return ProviderSettings(
             name,
             "gateway",
-            api_key=_secret_or_none(getattr(gateway, "api_key", None)),
+            api_key=getattr(gateway, "api_key", None),
             base_url=str(gateway.base_url),
             headers=headers,
             structured_outputs=bool(getattr(gateway, "structured_outputs", False)),
             allowed_provider_options=tuple(getattr(gateway, "allowed_provider_options", None) or ()),
         )
-    return None
-
-
-def _secret_or_none(value: Any) -> SecretStr | None:
-    """A configuration value as a secret: pydantic's kept, the configuration's ``Secret`` (anything that
-    reads as a secret) or text taken over; ``None`` for nothing."""
-    if isinstance(value, SecretStr):
-        return value
-    read = getattr(value, "get_secret_value", None)
-    if callable(read):
-        return SecretStr(str(read()))
-    if isinstance(value, str):
-        return SecretStr(value)
     return None
