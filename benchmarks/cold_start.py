@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -175,6 +176,11 @@ def _aws() -> Iterator[dict[str, str]]:
         )
         yield environ
     finally:
+        # moto's backends live in this process: forget the table and the parameter, so that a second
+        # server (import_profile after measure) starts empty.
+        reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+        with contextlib.suppress(OSError), urllib.request.urlopen(reset, timeout=10):
+            pass
         server.stop()
 
 

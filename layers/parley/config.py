@@ -13,40 +13,48 @@ aws=True)`` refuses one). ``PARLEY_OPERATOR_CONFIG``, the text itself in a varia
 a quick experiment).
 
 Secrets (principal tokens, tool server headers, gateway keys and headers, provider settings) are
-:class:`pydantic.SecretStr`: they never appear in ``repr``, logs or ``model_dump_json``; read them with
+:class:`parley.secret.Secret`: they never appear in ``repr``, logs or error messages; read them with
 ``get_secret_value()`` where they are used.
 Unknown keys are refused, and every loading error names the file (or variable) and the field.
+
+The sections are frozen dataclasses read by ``parley.reading`` rather than pydantic models: every
+function reads this configuration on its first event, and pydantic's import and model building were most
+of that event's own time (issue 20). Each field says how its value is read and checked (``reads``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
 import threading
 import time
-import types
-import typing
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Final, Literal, Union
+from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
-import yaml
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    SecretStr,
-    StringConstraints,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
+from parley.reading import (
+    Mistake,
+    Reading,
+    Refused,
+    bounded_text,
+    choice,
+    flag,
+    items,
+    mapping,
+    optional,
+    read_record,
+    reads,
+    record,
+    secret,
+    text,
+    then,
+    whole,
 )
-from pydantic_core import PydanticCustomError
+from parley.secret import Secret
 
 OPERATOR_CONFIG_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG"
 #: The name of the SSM parameter holding the operator configuration on AWS.
@@ -91,9 +99,9 @@ def _tool_name(value: str) -> str:
     return value
 
 
-Identifier = Annotated[str, AfterValidator(_identifier)]
-ServerName = Annotated[str, AfterValidator(_server_name)]
-ToolName = Annotated[str, AfterValidator(_tool_name)]
+identifier = then(text, _identifier)
+server_name = then(text, _server_name)
+tool_name = then(text, _tool_name)
 Role = Literal["read", "write"]
 
 
@@ -101,51 +109,53 @@ class OperatorConfigError(ValueError):
     """The operator configuration cannot be used; the message names the source and the field."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+def _on_aws(reading: Reading) -> bool:
+    return reading.context.get("aws") is True
 
 
-class Grant(_Model):
+@dataclass(frozen=True)
+class Grant:
     """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything)."""
 
-    org: Identifier
-    playbook: Identifier
-    role: Role
+    org: str = field(metadata=reads(identifier))
+    playbook: str = field(metadata=reads(identifier))
+    role: Role = field(metadata=reads(choice("read", "write")))
 
 
-class Principal(_Model):
+def _token_where_tokens_are_used(token: Secret | None, reading: Reading) -> Secret | None:
+    aws = reading.context.get("aws")
+    if aws is True and token is not None:
+        raise ValueError(
+            "a token is for the local server only; on AWS the JWT names the principal (leave token out)"
+        )
+    if aws is False and token is None:
+        raise ValueError("Field required")
+    if token is not None and not token.get_secret_value().strip():
+        raise ValueError("a token cannot be empty")
+    return token
+
+
+def _one_grant_per_playbook(grants: tuple[Grant, ...]) -> tuple[Grant, ...]:
+    _refuse_duplicates(((g.org, g.playbook) for g in grants), "grant for org/playbook")
+    return grants
+
+
+@dataclass(frozen=True)
+class Principal:
     """Who calls the API; ``id`` is what ``answered_by``/``started_by`` record.
 
     ``token`` is the local server's bearer token: required in a local configuration, refused in the
     deployed one (``aws=True``), where the JWT's claim is the ``id``.
     """
 
-    id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
-    token: SecretStr | None = Field(
-        default=None, validate_default=True, description="local only; on AWS principals come from the JWT"
+    id: str = field(metadata=reads(bounded_text(1, 128)))
+    #: Local only; on AWS principals come from the JWT.
+    token: Secret | None = field(
+        default=None, metadata=reads(optional(secret), _token_where_tokens_are_used, check_default=True)
     )
-    grants: tuple[Grant, ...] = ()
-
-    @field_validator("token")
-    @classmethod
-    def _token_where_tokens_are_used(cls, token: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        context = info.context if isinstance(info.context, dict) else {}
-        aws = context.get("aws")
-        if aws is True and token is not None:
-            raise ValueError(
-                "a token is for the local server only; on AWS the JWT names the principal (leave token out)"
-            )
-        if aws is False and token is None:
-            raise PydanticCustomError("missing", "Field required")
-        if token is not None and not token.get_secret_value().strip():
-            raise ValueError("a token cannot be empty")
-        return token
-
-    @field_validator("grants")
-    @classmethod
-    def _one_grant_per_playbook(cls, grants: tuple[Grant, ...]) -> tuple[Grant, ...]:
-        _refuse_duplicates(((g.org, g.playbook) for g in grants), "grant for org/playbook")
-        return grants
+    grants: tuple[Grant, ...] = field(
+        default=(), metadata=reads(then(items(record(Grant)), _one_grant_per_playbook))
+    )
 
     def role_on(self, org: str, playbook: str) -> Role | None:
         """The role this principal holds on the playbook, or ``None``."""
@@ -155,7 +165,20 @@ class Principal(_Model):
         return None
 
 
-class ToolApproval(_Model):
+def _a_template_over_arguments(confirmation: str) -> str:
+    from parley.documents.asking import CONFIRMATION_PLACE  # imported when used, as in _tool_name
+    from parley.templates.checks import check_template
+
+    if not confirmation.strip():
+        raise ValueError("a confirmation is the text the person approves; it cannot be empty")
+    found = check_template(confirmation, place=CONFIRMATION_PLACE, input_schema=None, first_line=1)
+    if found:
+        raise ValueError("; ".join(f"line {line} of the template: {message}" for line, message in found))
+    return confirmation
+
+
+@dataclass(frozen=True)
+class ToolApproval:
     """One entry of a tool server's ``approve`` (``agent-runs.md``, "Turning it on: ``ask``"): a tool of
     this server that waits for a person's approval before each call, whatever the function says.
 
@@ -164,27 +187,14 @@ class ToolApproval(_Model):
     same arguments, whose text is the confirmation).
     """
 
-    tool: ToolName
-    confirmation: str | None = None
-    preview: ToolName | None = None
+    tool: str = field(metadata=reads(tool_name))
+    confirmation: str | None = field(
+        default=None, metadata=reads(optional(then(text, _a_template_over_arguments)))
+    )
+    preview: str | None = field(default=None, metadata=reads(optional(tool_name)))
 
-    @field_validator("confirmation")
-    @classmethod
-    def _a_template_over_arguments(cls, confirmation: str | None) -> str | None:
-        from parley.documents.asking import CONFIRMATION_PLACE  # imported when used, as in _tool_name
-        from parley.templates.checks import check_template
-
-        if confirmation is None:
-            return None
-        if not confirmation.strip():
-            raise ValueError("a confirmation is the text the person approves; it cannot be empty")
-        found = check_template(confirmation, place=CONFIRMATION_PLACE, input_schema=None, first_line=1)
-        if found:
-            raise ValueError("; ".join(f"line {line} of the template: {message}" for line, message in found))
-        return confirmation
-
-    @model_validator(mode="after")
-    def _confirmation_or_preview(self) -> ToolApproval:
+    def checked(self) -> None:
+        """Exactly one of confirmation and preview, and a preview that is another tool."""
         if (self.confirmation is None) == (self.preview is None):
             raise ValueError(
                 f"approval of {self.tool!r}: write exactly one of confirmation (a template over arguments) "
@@ -195,68 +205,68 @@ class ToolApproval(_Model):
                 f"approval of {self.tool!r}: preview names the tool itself; name another, read-only tool "
                 "of this server"
             )
-        return self
 
 
-class ToolServer(_Model):
+def _one_approval_per_tool(approve: tuple[ToolApproval, ...]) -> tuple[ToolApproval, ...]:
+    _refuse_duplicates((entry.tool for entry in approve), "approval of tool")
+    return approve
+
+
+def _secrets_from_the_store_on_aws(headers: dict[str, Secret], reading: Reading) -> dict[str, Secret]:
+    if _on_aws(reading):
+        for name, value in headers.items():
+            if SECRET_REFERENCE_PREFIX not in value.get_secret_value():
+                raise ValueError(
+                    f"header {name!r}: on AWS a header takes its secret from Secrets Manager, "
+                    "as {{resolve:secretsmanager:<name or ARN>}} (the configuration holds no secret)"
+                )
+    return headers
+
+
+def _some_orgs(orgs: tuple[str, ...]) -> tuple[str, ...]:
+    if not orgs:
+        raise ValueError("a tool server serves at least one org")
+    return orgs
+
+
+def _tool_server_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("a tool server url is an http:// or https:// URL with a host")
+    return url
+
+
+@dataclass(frozen=True)
+class ToolServer:
     """A streamable-HTTP MCP server the runtime may call for the orgs (and playbooks) it serves.
 
     ``approve`` lists the tools of this server that wait for a person's approval before each call; a
     function cannot waive them.
     """
 
-    name: ServerName
-    url: str
-    orgs: tuple[Identifier, ...]
-    playbooks: tuple[Identifier, ...] | None = None
-    allowed: tuple[Annotated[str, StringConstraints(min_length=1)], ...] | None = None
-    record_content: bool = True
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
-    approve: tuple[ToolApproval, ...] = ()
-
-    @field_validator("approve")
-    @classmethod
-    def _one_approval_per_tool(cls, approve: tuple[ToolApproval, ...]) -> tuple[ToolApproval, ...]:
-        _refuse_duplicates((entry.tool for entry in approve), "approval of tool")
-        return approve
-
-    @field_validator("headers")
-    @classmethod
-    def _secrets_from_the_store_on_aws(
-        cls, headers: dict[str, SecretStr], info: ValidationInfo
-    ) -> dict[str, SecretStr]:
-        context = info.context if isinstance(info.context, dict) else {}
-        if context.get("aws") is True:
-            for name, value in headers.items():
-                if SECRET_REFERENCE_PREFIX not in value.get_secret_value():
-                    raise ValueError(
-                        f"header {name!r}: on AWS a header takes its secret from Secrets Manager, "
-                        "as {{resolve:secretsmanager:<name or ARN>}} (the configuration holds no secret)"
-                    )
-        return headers
-
-    @field_validator("orgs")
-    @classmethod
-    def _some_orgs(cls, orgs: tuple[str, ...]) -> tuple[str, ...]:
-        if not orgs:
-            raise ValueError("a tool server serves at least one org")
-        return orgs
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("a tool server url is an http:// or https:// URL with a host")
-        return url
+    name: str = field(metadata=reads(server_name))
+    url: str = field(metadata=reads(then(text, _tool_server_url)))
+    orgs: tuple[str, ...] = field(metadata=reads(then(items(identifier), _some_orgs)))
+    playbooks: tuple[str, ...] | None = field(default=None, metadata=reads(optional(items(identifier))))
+    allowed: tuple[str, ...] | None = field(default=None, metadata=reads(optional(items(bounded_text(1)))))
+    record_content: bool = field(default=True, metadata=reads(flag))
+    headers: dict[str, Secret] = field(
+        default_factory=dict, metadata=reads(mapping(secret), _secrets_from_the_store_on_aws)
+    )
+    approve: tuple[ToolApproval, ...] = field(
+        default=(), metadata=reads(then(items(record(ToolApproval)), _one_approval_per_tool))
+    )
 
     def serves(self, org: str, playbook: str) -> bool:
         """Whether a playbook may use this server."""
         return org in self.orgs and (self.playbooks is None or playbook in self.playbooks)
 
 
-class Limits(_Model):
-    interaction_open_requests: int = Field(default=DEFAULT_INTERACTION_OPEN_REQUESTS, ge=1)
+@dataclass(frozen=True)
+class Limits:
+    interaction_open_requests: int = field(
+        default=DEFAULT_INTERACTION_OPEN_REQUESTS, metadata=reads(whole(minimum=1))
+    )
 
 
 # --- models (reasoning functions) ---------------------------------------------------------------
@@ -352,13 +362,8 @@ def _pattern_or_reference(value: str) -> str:
     return value
 
 
-def _is_secret_reference(value: SecretStr) -> bool:
+def _is_secret_reference(value: Secret) -> bool:
     return SECRET_REFERENCE_PREFIX in value.get_secret_value()
-
-
-def _on_aws(info: ValidationInfo) -> bool:
-    context = info.context if isinstance(info.context, dict) else {}
-    return context.get("aws") is True
 
 
 def _store_only(what: str) -> str:
@@ -368,182 +373,179 @@ def _store_only(what: str) -> str:
     )
 
 
-GatewayName = Annotated[str, AfterValidator(_gateway_name)]
-ModelPattern = Annotated[str, AfterValidator(_pattern_or_reference)]
+def _gateway_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("a gateway base_url is an http:// or https:// URL with a host")
+    return url
 
 
-class Gateway(_Model):
+def _api_key(key: Secret | None, reading: Reading) -> Secret | None:
+    if key is None:
+        return None
+    if not key.get_secret_value().strip():
+        raise ValueError("an api_key cannot be empty (leave it out when the gateway needs none)")
+    if _on_aws(reading) and not _is_secret_reference(key):
+        raise ValueError(_store_only("the api_key"))
+    return key
+
+
+def _gateway_headers(headers: dict[str, Secret], reading: Reading) -> dict[str, Secret]:
+    for name, value in headers.items():
+        if not _HEADER_NAME.match(name):
+            raise ValueError(f"{name!r} is not an HTTP header name")
+        if name.lower() in _CLIENT_HEADERS:
+            raise ValueError(f"header {name!r} is set by the HTTP client; leave it out")
+        if _on_aws(reading) and not _is_secret_reference(value):
+            raise ValueError(_store_only(f"the header {name!r}"))
+    return headers
+
+
+def _options_the_runtime_leaves(options: tuple[str, ...]) -> tuple[str, ...]:
+    for option in options:
+        if not _BODY_FIELD.match(option):
+            raise ValueError(f"{option!r} is not a request body field name")
+        if option in RUNTIME_SET_FIELDS:
+            raise ValueError(
+                f"{option!r} cannot be allowed: the runtime sets it itself "
+                "(the front matter's settings, the messages, the tools and the output format)"
+            )
+    _refuse_duplicates(options, "allowed provider option")
+    return options
+
+
+@dataclass(frozen=True)
+class Gateway:
     """An OpenAI-compatible Chat Completions endpoint, named by the operator: its name is the provider
     part of the references that reach it (``internal/llama-3.3-70b``)."""
 
-    name: GatewayName
-    base_url: str
-    api_key: SecretStr | None = None
-    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    name: str = field(metadata=reads(then(text, _gateway_name)))
+    base_url: str = field(metadata=reads(then(text, _gateway_url)))
+    api_key: Secret | None = field(default=None, metadata=reads(optional(secret), _api_key))
+    headers: dict[str, Secret] = field(
+        default_factory=dict, metadata=reads(mapping(secret), _gateway_headers)
+    )
     #: Whether the endpoint takes ``response_format: {type: json_schema}``.
-    structured_outputs: bool = False
+    structured_outputs: bool = field(default=False, metadata=reads(flag))
     #: The top-level body fields a function's provider options may set for this gateway.
-    allowed_provider_options: tuple[str, ...] = ()
+    allowed_provider_options: tuple[str, ...] = field(
+        default=(), metadata=reads(then(items(text), _options_the_runtime_leaves))
+    )
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("a gateway base_url is an http:// or https:// URL with a host")
-        return url
-
-    @field_validator("api_key")
-    @classmethod
-    def _api_key(cls, key: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        if key is None:
-            return None
-        if not key.get_secret_value().strip():
-            raise ValueError("an api_key cannot be empty (leave it out when the gateway needs none)")
-        if _on_aws(info) and not _is_secret_reference(key):
-            raise ValueError(_store_only("the api_key"))
-        return key
-
-    @field_validator("headers")
-    @classmethod
-    def _headers(cls, headers: dict[str, SecretStr], info: ValidationInfo) -> dict[str, SecretStr]:
-        for name, value in headers.items():
-            if not _HEADER_NAME.match(name):
-                raise ValueError(f"{name!r} is not an HTTP header name")
-            if name.lower() in _CLIENT_HEADERS:
-                raise ValueError(f"header {name!r} is set by the HTTP client; leave it out")
-            if _on_aws(info) and not _is_secret_reference(value):
-                raise ValueError(_store_only(f"the header {name!r}"))
-        return headers
-
-    @field_validator("allowed_provider_options")
-    @classmethod
-    def _options_the_runtime_leaves(cls, options: tuple[str, ...]) -> tuple[str, ...]:
-        for option in options:
-            if not _BODY_FIELD.match(option):
-                raise ValueError(f"{option!r} is not a request body field name")
-            if option in RUNTIME_SET_FIELDS:
-                raise ValueError(
-                    f"{option!r} cannot be allowed: the runtime sets it itself "
-                    "(the front matter's settings, the messages, the tools and the output format)"
-                )
-        _refuse_duplicates(options, "allowed provider option")
-        return options
-
-    @model_validator(mode="after")
-    def _one_authorization(self) -> Gateway:
+    def checked(self) -> None:
+        """One way to authorize: the api_key or an Authorization header."""
         if self.api_key is not None and any(name.lower() == "authorization" for name in self.headers):
             raise ValueError(
                 "the api_key is sent as Authorization: Bearer; give either api_key or an Authorization header"
             )
-        return self
 
 
-class CatalogEntry(_Model):
+def _provider_and_model(value: str) -> str:
+    provider, _, model = value.partition("/")
+    if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() or c == "*" for c in model):
+        raise ValueError(
+            f"{value!r}: a catalog id is provider/model, such as internal/llama-3.3-70b (no * or spaces)"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
     """A model the providers do not list (or list without its limits), with its limits."""
 
-    id: str
-    context_window: int = Field(ge=1)
-    max_tokens: int = Field(ge=1)
-    name: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+    id: str = field(metadata=reads(then(text, _provider_and_model)))
+    context_window: int = field(metadata=reads(whole(minimum=1)))
+    max_tokens: int = field(metadata=reads(whole(minimum=1)))
+    name: str | None = field(default=None, metadata=reads(optional(bounded_text(1, 200))))
 
-    @field_validator("id")
-    @classmethod
-    def _provider_and_model(cls, value: str) -> str:
-        provider, _, model = value.partition("/")
-        if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() or c == "*" for c in model):
-            raise ValueError(
-                f"{value!r}: a catalog id is provider/model, such as internal/llama-3.3-70b (no * or spaces)"
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _fits_the_window(self) -> CatalogEntry:
+    def checked(self) -> None:
+        """The output fits the window."""
         if self.max_tokens > self.context_window:
             raise ValueError(
                 f"max_tokens ({self.max_tokens}) is more than the context_window ({self.context_window})"
             )
-        return self
 
 
-class ModelsConfig(_Model):
+def _aliases(aliases: dict[str, str]) -> dict[str, str]:
+    for key, target in aliases.items():
+        try:
+            _pattern_or_reference(key)
+        except ValueError as exc:
+            raise ValueError(f"alias {exc}") from None
+        provider, _, model = target.partition("/")
+        wildcard = key.endswith("*")
+        if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() for c in model):
+            raise ValueError(
+                f"alias {key!r}: its target {target!r} is provider/model, such as anthropic/claude-haiku-4-5"
+            )
+        if wildcard != target.endswith("*") or "*" in target[:-1]:
+            raise ValueError(
+                f"alias {key!r}: a wildcard alias (ending in *) maps to a target ending in *, such as "
+                "anthropic/*: bedrock-anthropic/us.anthropic.*; an exact alias maps to one model"
+            )
+    return aliases
+
+
+def _distinct_gateways(gateways: tuple[Gateway, ...]) -> tuple[Gateway, ...]:
+    _refuse_duplicates((g.name for g in gateways), "gateway name")
+    return gateways
+
+
+def _distinct_catalog(catalog: tuple[CatalogEntry, ...]) -> tuple[CatalogEntry, ...]:
+    _refuse_duplicates((entry.id for entry in catalog), "catalog id")
+    return catalog
+
+
+def _provider_settings(
+    providers: dict[str, dict[str, Secret]], reading: Reading
+) -> dict[str, dict[str, Secret]]:
+    for provider, settings in providers.items():
+        if provider not in PROVIDER_SETTINGS:
+            raise ValueError(
+                f"{provider!r} is not a built-in provider ({', '.join(BUILT_IN_PROVIDERS)}); "
+                "a gateway's settings belong to its entry in gateways"
+            )
+        names = PROVIDER_SETTINGS[provider]
+        for name, value in settings.items():
+            if name not in names:
+                raise ValueError(f"{provider}: unknown setting {name!r} (allowed: {', '.join(names)})")
+            if not value.get_secret_value().strip():
+                raise ValueError(f"{provider}.{name} cannot be empty (leave it out)")
+            if _on_aws(reading) and name in SECRET_PROVIDER_SETTINGS and not _is_secret_reference(value):
+                raise ValueError(_store_only(f"{provider}.{name}"))
+    return providers
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
     """Which models reasoning functions may run and how references reach them (``http-api.md``,
     "Operator configuration" and "Model providers")."""
 
     #: Only these references or prefixes (``anthropic/*``) may run, as written or as an alias made them;
     #: left out, every model of a configured provider may.
-    allowed: tuple[ModelPattern, ...] | None = None
+    allowed: tuple[str, ...] | None = field(
+        default=None, metadata=reads(optional(items(then(text, _pattern_or_reference))))
+    )
     #: Exact names (``fast``) and wildcard prefixes (``anthropic/*`` to ``bedrock-anthropic/us.anthropic.*``),
     #: followed one hop.
-    aliases: dict[str, str] = Field(default_factory=dict)
-    gateways: tuple[Gateway, ...] = ()
-    catalog: tuple[CatalogEntry, ...] = ()
+    aliases: dict[str, str] = field(default_factory=dict, metadata=reads(then(mapping(text), _aliases)))
+    gateways: tuple[Gateway, ...] = field(
+        default=(), metadata=reads(then(items(record(Gateway)), _distinct_gateways))
+    )
+    catalog: tuple[CatalogEntry, ...] = field(
+        default=(), metadata=reads(then(items(record(CatalogEntry)), _distinct_catalog))
+    )
     #: ``provider -> {SETTING: value}``, the same names the environment gives (the environment wins).
-    providers: dict[str, dict[str, SecretStr]] = Field(default_factory=dict)
-    reasoning_max_input_tokens: int | None = Field(default=None, ge=1)
-
-    @field_validator("aliases")
-    @classmethod
-    def _aliases(cls, aliases: dict[str, str]) -> dict[str, str]:
-        for key, target in aliases.items():
-            try:
-                _pattern_or_reference(key)
-            except ValueError as exc:
-                raise ValueError(f"alias {exc}") from None
-            provider, _, model = target.partition("/")
-            wildcard = key.endswith("*")
-            if not _PROVIDER_NAME.match(provider) or not model or any(c.isspace() for c in model):
-                raise ValueError(
-                    f"alias {key!r}: its target {target!r} is provider/model, such as "
-                    "anthropic/claude-haiku-4-5"
-                )
-            if wildcard != target.endswith("*") or "*" in target[:-1]:
-                raise ValueError(
-                    f"alias {key!r}: a wildcard alias (ending in *) maps to a target ending in *, such as "
-                    "anthropic/*: bedrock-anthropic/us.anthropic.*; an exact alias maps to one model"
-                )
-        return aliases
-
-    @field_validator("gateways")
-    @classmethod
-    def _distinct_gateways(cls, gateways: tuple[Gateway, ...]) -> tuple[Gateway, ...]:
-        _refuse_duplicates((g.name for g in gateways), "gateway name")
-        return gateways
-
-    @field_validator("catalog")
-    @classmethod
-    def _distinct_catalog(cls, catalog: tuple[CatalogEntry, ...]) -> tuple[CatalogEntry, ...]:
-        _refuse_duplicates((entry.id for entry in catalog), "catalog id")
-        return catalog
-
-    @field_validator("providers")
-    @classmethod
-    def _provider_settings(
-        cls, providers: dict[str, dict[str, SecretStr]], info: ValidationInfo
-    ) -> dict[str, dict[str, SecretStr]]:
-        for provider, settings in providers.items():
-            if provider not in PROVIDER_SETTINGS:
-                raise ValueError(
-                    f"{provider!r} is not a built-in provider ({', '.join(BUILT_IN_PROVIDERS)}); "
-                    "a gateway's settings belong to its entry in gateways"
-                )
-            names = PROVIDER_SETTINGS[provider]
-            for name, value in settings.items():
-                if name not in names:
-                    raise ValueError(f"{provider}: unknown setting {name!r} (allowed: {', '.join(names)})")
-                if not value.get_secret_value().strip():
-                    raise ValueError(f"{provider}.{name} cannot be empty (leave it out)")
-                if _on_aws(info) and name in SECRET_PROVIDER_SETTINGS and not _is_secret_reference(value):
-                    raise ValueError(_store_only(f"{provider}.{name}"))
-        return providers
+    providers: dict[str, dict[str, Secret]] = field(
+        default_factory=dict, metadata=reads(mapping(mapping(secret)), _provider_settings)
+    )
+    reasoning_max_input_tokens: int | None = field(default=None, metadata=reads(optional(whole(minimum=1))))
 
     def gateway_named(self, name: str) -> Gateway | None:
         """The gateway ``name``, or ``None``."""
         return next((gateway for gateway in self.gateways if gateway.name == name), None)
 
-    def provider_settings(
-        self, provider: str, environ: Mapping[str, str] | None = None
-    ) -> dict[str, SecretStr]:
+    def provider_settings(self, provider: str, environ: Mapping[str, str] | None = None) -> dict[str, Secret]:
         """A built-in provider's settings: the file's, each replaced by the environment's value when the
         environment (default ``os.environ``) sets it; empty for a gateway or an unknown provider."""
         env = os.environ if environ is None else environ
@@ -551,32 +553,35 @@ class ModelsConfig(_Model):
         for name in PROVIDER_SETTINGS.get(provider, ()):
             value = env.get(name, "")
             if value.strip():
-                settings[name] = SecretStr(value)
+                settings[name] = Secret(value)
         return settings
 
 
-class OperatorConfig(_Model):
+def _distinct_principals(principals: tuple[Principal, ...]) -> tuple[Principal, ...]:
+    _refuse_duplicates((p.id for p in principals), "principal id")
+    tokens = [p.token.get_secret_value() for p in principals if p.token is not None]
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("two principals share a token; each token names one principal")
+    return principals
+
+
+def _distinct_servers(servers: tuple[ToolServer, ...]) -> tuple[ToolServer, ...]:
+    _refuse_duplicates((s.name for s in servers), "tool server name")
+    return servers
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
     """The whole operator configuration; an empty one has no principals, so every call is 401."""
 
-    principals: tuple[Principal, ...] = ()
-    tool_servers: tuple[ToolServer, ...] = ()
-    limits: Limits = Field(default_factory=Limits)
-    models: ModelsConfig = Field(default_factory=ModelsConfig)
-
-    @field_validator("principals")
-    @classmethod
-    def _distinct_principals(cls, principals: tuple[Principal, ...]) -> tuple[Principal, ...]:
-        _refuse_duplicates((p.id for p in principals), "principal id")
-        tokens = [p.token.get_secret_value() for p in principals if p.token is not None]
-        if len(set(tokens)) != len(tokens):
-            raise ValueError("two principals share a token; each token names one principal")
-        return principals
-
-    @field_validator("tool_servers")
-    @classmethod
-    def _distinct_servers(cls, servers: tuple[ToolServer, ...]) -> tuple[ToolServer, ...]:
-        _refuse_duplicates((s.name for s in servers), "tool server name")
-        return servers
+    principals: tuple[Principal, ...] = field(
+        default=(), metadata=reads(then(items(record(Principal)), _distinct_principals))
+    )
+    tool_servers: tuple[ToolServer, ...] = field(
+        default=(), metadata=reads(then(items(record(ToolServer)), _distinct_servers))
+    )
+    limits: Limits = field(default_factory=Limits, metadata=reads(record(Limits)))
+    models: ModelsConfig = field(default_factory=ModelsConfig, metadata=reads(record(ModelsConfig)))
 
     def principal_named(self, principal_id: str) -> Principal:
         """The principal ``principal_id`` with its grants; one with none when the configuration does not
@@ -599,21 +604,40 @@ def _refuse_duplicates(values: Iterable[object], what: str) -> None:
 # --- loading -----------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
+class _NotYaml(ValueError):
+    """The text is not YAML; the message is PyYAML's."""
+
+
+def _yaml(text: str) -> Any:
+    import yaml  # imported when there is text to read
+
+    try:
+        return yaml.load(text, Loader=_strict_loader())
+    except yaml.YAMLError as exc:
+        raise _NotYaml(str(exc)) from exc
+
+
+@functools.cache
+def _strict_loader() -> Any:
     """PyYAML's safe loader, refusing duplicate keys (a second value would silently win)."""
+    import yaml
 
+    class StrictLoader(yaml.SafeLoader):
+        pass
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    keys: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in keys:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        keys.add(key)
-    return dict(loader.construct_mapping(node, deep=deep))
+    def construct_mapping(loader: StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        keys: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            if key in keys:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            keys.add(key)
+        return dict(loader.construct_mapping(node, deep=deep))
 
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return StrictLoader
 
 
 def parse_operator_config(
@@ -627,8 +651,8 @@ def parse_operator_config(
     every header value is a Secrets Manager reference; otherwise (local) each principal has a token.
     """
     try:
-        data = yaml.load(text, Loader=_StrictLoader)
-    except yaml.YAMLError as exc:
+        data = _yaml(text) if text.strip() else None
+    except _NotYaml as exc:
         raise OperatorConfigError(f"{source}: not valid YAML: {exc}") from exc
     if data is None:
         data = {}
@@ -637,10 +661,11 @@ def parse_operator_config(
             f"{source}: the configuration is a mapping of principals, tool_servers, limits, models"
         )
     data = _apply_environment(data, source, os.environ if environ is None else environ)
+    reading = Reading(aws=aws)
     try:
-        return OperatorConfig.model_validate(data, context={"aws": aws})
-    except ValidationError as exc:
-        raise OperatorConfigError(_describe(exc, source)) from exc
+        return read_record(OperatorConfig, data, reading)
+    except Refused:
+        raise OperatorConfigError(_describe(reading.mistakes, source)) from None
 
 
 def load_operator_config(path: Path | str, environ: Mapping[str, str] | None = None) -> OperatorConfig:
@@ -730,31 +755,24 @@ class LiveOperatorConfig(OperatorConfig):
     ``limits`` or ``models`` takes them from the source's current configuration (which the source keeps for a
     minute), so the runtime built once per Lambda environment sees the operator's changes.
 
-    It is an :class:`OperatorConfig` for everything that takes one; build it with :meth:`following`.
+    It is an :class:`OperatorConfig` for everything that takes one. ``LiveOperatorConfig(source)`` reads
+    the source on the first read of a section (a function whose event needs no configuration never reads
+    it); :meth:`following` reads it once at once, so a broken source fails there.
     """
 
-    _source: Callable[[], OperatorConfig] = PrivateAttr()
+    def __init__(self, source: Callable[[], OperatorConfig]) -> None:
+        super().__init__()
+        object.__setattr__(self, "_source", source)
 
     @classmethod
     def following(cls, source: Callable[[], OperatorConfig]) -> LiveOperatorConfig:
         """A live configuration of ``source``, read once now (so a broken source fails here)."""
-        first = source()
-        live = cls.model_construct(
-            principals=first.principals,
-            tool_servers=first.tool_servers,
-            limits=first.limits,
-            models=first.models,
-        )
-        live._source = source
-        return live
-
-    def __repr_args__(self) -> Any:
-        return self._source().__repr_args__()
+        source()
+        return cls(source)
 
     def __getattribute__(self, name: str) -> Any:
         if name in _LIVE_FIELDS:
-            private = object.__getattribute__(self, "__pydantic_private__")
-            return getattr(private["_source"](), name)
+            return getattr(object.__getattribute__(self, "_source")(), name)
         return super().__getattribute__(name)
 
 
@@ -798,19 +816,8 @@ def _whole_number_variable(environ: Mapping[str, str], variable: str) -> int | N
     return value
 
 
-def _describe(exc: ValidationError, source: str) -> str:
-    lines = []
-    for error in exc.errors(include_input=False, include_url=False):
-        loc = tuple(error["loc"])
-        if error["type"] == "extra_forbidden":
-            parent, key = loc[:-1], loc[-1]
-            allowed = _allowed_keys(parent)
-            hint = f" (allowed: {', '.join(allowed)})" if allowed else ""
-            lines.append(f"{source}: {_field_path(parent) or 'top level'}: unknown key {key!r}{hint}")
-        else:
-            message = str(error["msg"]).removeprefix("Value error, ")
-            lines.append(f"{source}: {_field_path(loc) or 'top level'}: {message}")
-    return "\n".join(lines)
+def _describe(mistakes: list[Mistake], source: str) -> str:
+    return "\n".join(f"{source}: {_field_path(m.at) or 'top level'}: {m.message}" for m in mistakes)
 
 
 def _field_path(loc: tuple[int | str, ...]) -> str:
@@ -820,57 +827,21 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
-def _allowed_keys(loc: tuple[int | str, ...]) -> list[str]:
-    """The keys the model at ``loc`` takes, for an "unknown key" message."""
-    annotation: Any = OperatorConfig
-    for part in loc:
-        model = _model_in(annotation)
-        if isinstance(part, str):
-            if model is None or part not in model.model_fields:
-                return []
-            annotation = model.model_fields[part].annotation
-        else:
-            annotation = _item_type(annotation)
-    model = _model_in(annotation)
-    return list(model.model_fields) if model is not None else []
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if typing.get_origin(annotation) in (Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            found = _model_in(arg)
-            if found is not None:
-                return found
-    return None
-
-
-def _item_type(annotation: Any) -> Any:
-    if typing.get_origin(annotation) in (Union, types.UnionType):
-        for arg in typing.get_args(annotation):
-            if arg is not type(None):
-                return _item_type(arg)
-    args = typing.get_args(annotation)
-    return args[0] if args else None
-
-
 # --- environment settings ----------------------------------------------------------------------
 
 
-class EnvironmentSettings(BaseModel):
+@dataclass(frozen=True)
+class EnvironmentSettings:
     """What a function reads from its environment, read when first needed (never at import)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    table_name: str = Field(min_length=3)
+    table_name: str
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> EnvironmentSettings:
         from parley.infrastructure.table import TABLE_NAME_VARIABLE
 
         env = os.environ if environ is None else environ
-        try:
-            return cls(table_name=env.get(TABLE_NAME_VARIABLE, ""))
-        except ValidationError as exc:
-            raise OperatorConfigError(f"${TABLE_NAME_VARIABLE} must name the table") from exc
+        table_name = env.get(TABLE_NAME_VARIABLE, "")
+        if len(table_name) < 3:
+            raise OperatorConfigError(f"${TABLE_NAME_VARIABLE} must name the table")
+        return cls(table_name=table_name)

@@ -14,9 +14,11 @@ import pytest
 from aws_cdk import DockerImage
 
 from parley_cdk.bundling import (
+    LAYER_PYTHON_VARIABLE,
     BundlingFailed,
     LayerBuild,
     LocalLayerBundling,
+    find_python,
     runtime_requirements,
 )
 from parley_cdk.compute import PYTHON_VERSION, python_runtime
@@ -88,7 +90,7 @@ def test_local_bundling_runs_pip_and_copies_the_package_beside_its_dependencies(
     out = tmp_path / "out"
     out.mkdir()
 
-    bundled = LocalLayerBundling(build, python=_fake_pip(tmp_path, 0)).try_bundle(
+    bundled = LocalLayerBundling(build, python=_fake_pip(tmp_path, 0), compiler=sys.executable).try_bundle(
         str(out), image=DockerImage.from_registry("unused")
     )
 
@@ -96,7 +98,39 @@ def test_local_bundling_runs_pip_and_copies_the_package_beside_its_dependencies(
     arguments = json.loads((tmp_path / "pip-arguments.json").read_text())
     assert arguments == ["-m", "pip", *build.pip_arguments(str(out / "python"))]
     assert (out / "python" / "parley" / "__init__.py").is_file()
-    assert not (out / "python" / "parley" / "__pycache__").exists()
+    # The synthesizing machine's bytecode stays behind; the layer's is compiled for it.
+    assert not (out / "python" / "parley" / "__pycache__" / "x.cpython-311.pyc").exists()
+
+
+def test_the_layer_is_compiled_into_bytecode_lambda_uses_as_it_is(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    bundling = LocalLayerBundling(
+        _build(_package(tmp_path)), python=_fake_pip(tmp_path, 0), compiler=sys.executable
+    )
+
+    bundling.try_bundle(str(out), image=DockerImage.from_registry("unused"))
+
+    tag = sys.implementation.cache_tag
+    compiled = out / "python" / "parley" / "__pycache__" / f"__init__.{tag}.pyc"
+    assert compiled.is_file()
+    # PEP 552: flags 0b01, a hash-based .pyc whose source is never checked (Lambda's folders are read-only).
+    assert int.from_bytes(compiled.read_bytes()[4:8], "little") == 0b01
+
+
+def test_the_docker_build_compiles_the_layer_too(tmp_path: Path) -> None:
+    command = _build(tmp_path).docker_command()[-1]
+
+    assert "python -m compileall -q -j 0 --invalidation-mode unchecked-hash /asset-output/python" in command
+
+
+def test_the_compiling_python_is_the_runtimes(tmp_path: Path) -> None:
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+    assert find_python(running, {LAYER_PYTHON_VARIABLE: sys.executable}) == sys.executable
+    with pytest.raises(BundlingFailed, match=LAYER_PYTHON_VARIABLE):
+        find_python("2.7", {LAYER_PYTHON_VARIABLE: sys.executable})
+    assert find_python("2.7", {"PATH": str(tmp_path), "PYENV_ROOT": str(tmp_path)}) is None
 
 
 def test_a_failing_pip_fails_the_bundle_with_its_output(tmp_path: Path) -> None:

@@ -6,14 +6,15 @@ document are made from these declarations.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Final
 
 from parley.api.operation import Answer, Call, Hints, Operation, Param, Services, page_words
 from parley.api.shapes import DEFINITION, page_of
 from parley.definitions.model import DEFINITION_TYPES
-from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, MAX_SOURCE_BYTES, NAME_PATTERN, require_type
+from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, require_type
+
+if TYPE_CHECKING:
+    from parley.api.bodies import CreateDefinitionBody, UpdateDefinitionBody
 
 TAG: Final = "Definitions"
 
@@ -44,45 +45,6 @@ CURSOR = Param(
     "query",
     "Where the page starts: the next_cursor of the page before (leave out for the first page).",
 )
-
-_NAME_WORDS: Final = "3 to 48 characters of a-z, 0-9 and '-', starting with a letter"
-_SOURCE_WORDS: Final = (
-    f"The function document (Markdown with front matter), at most {MAX_SOURCE_BYTES:,} bytes as UTF-8; "
-    "guide://interaction-format and guide://reasoning-format say how one is written."
-)
-
-
-class CreateDefinitionBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: Annotated[
-        str,
-        Field(
-            description=f"The new definition's name: {_NAME_WORDS}. Never reused, also once retired.",
-            json_schema_extra={"minLength": 3, "maxLength": 48, "pattern": f"^{NAME_PATTERN.pattern}$"},
-        ),
-    ]
-    source: Annotated[
-        str, Field(description=_SOURCE_WORDS, json_schema_extra={"maxLength": MAX_SOURCE_BYTES})
-    ]
-
-
-class UpdateDefinitionBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    source: Annotated[
-        str,
-        Field(
-            description=_SOURCE_WORDS + " An identical source makes no new version.",
-            json_schema_extra={"maxLength": MAX_SOURCE_BYTES},
-        ),
-    ]
-
-
-class RetireDefinitionBody(BaseModel):
-    """Retiring takes no fields; an empty body or ``{}``."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 def _definition_words(body: dict[str, Any]) -> str:
@@ -169,7 +131,7 @@ OPERATIONS: Final = (
         invoke=create_definition,
         summarize=_created,
         params=(TYPE,),
-        body=CreateDefinitionBody,
+        body_model="CreateDefinitionBody",
         body_required=True,
         status=201,
         output=DEFINITION,
@@ -244,7 +206,7 @@ OPERATIONS: Final = (
         invoke=update_definition,
         summarize=_updated,
         params=(TYPE, NAME),
-        body=UpdateDefinitionBody,
+        body_model="UpdateDefinitionBody",
         body_required=True,
         output=DEFINITION,
         problems=("conflict", "invalid_input", "unavailable"),
@@ -267,7 +229,7 @@ OPERATIONS: Final = (
         invoke=retire_definition,
         summarize=_retired,
         params=(TYPE, NAME),
-        body=RetireDefinitionBody,
+        body_model="RetireDefinitionBody",
         output=DEFINITION,
         problems=("conflict", "unavailable"),
     ),

@@ -1,21 +1,24 @@
 """The API described as OpenAPI 3.1 (``http-api.md``, "API description"), made from the registry.
 
 Every operation is there with its path and query parameters (types, bounds, descriptions), its
-request body (the body model's JSON Schema: the model the route checks with), its success body and
-each problem it may answer, grouped by status. ``GET /openapi.json`` serves it, needing no token.
+request body (the body model's JSON Schema: the model the route checks with, as ``body_schemas.json``
+keeps it), its success body and each problem it may answer, grouped by status. ``GET /openapi.json``
+serves it, needing no token.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from pydantic import BaseModel
-
+from parley.api.body_schemas import body_json_schema
 from parley.api.operation import Operation, Param, base_params
 from parley.api.shapes import problem_schema
 from parley.errors import REASONS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 OPENAPI_VERSION: Final = "3.1.0"
 PROBLEM_REF: Final = "#/components/schemas/Problem"
@@ -74,10 +77,10 @@ def operation_object(operation: Operation) -> dict[str, Any]:
         "tags": [operation.tag],
         "parameters": [parameter_object(p) for p in (*base_params(operation), *operation.params)],
     }
-    if operation.body is not None:
+    if operation.body_model is not None:
         shown["requestBody"] = {
             "required": operation.body_required,
-            "content": {"application/json": {"schema": body_schema(operation.body)}},
+            "content": {"application/json": {"schema": body_json_schema(operation.body_model)}},
         }
     success: dict[str, Any] = {
         "description": operation.summary,
@@ -112,7 +115,8 @@ def parameter_object(param: Param) -> dict[str, Any]:
 
 
 def body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The body model's JSON Schema (titles left out: the descriptions say what each field is)."""
+    """The body model's JSON Schema (titles left out: the descriptions say what each field is), as
+    ``parley.api.body_schemas`` writes it for the package."""
     schema: dict[str, Any] = _without_titles(model.model_json_schema())
     schema.setdefault("properties", {})
     schema["additionalProperties"] = False

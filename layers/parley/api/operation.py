@@ -3,7 +3,8 @@ document are all made from it, so the three cannot drift.
 
 An :class:`Operation` holds what a caller sees of it — its name (the MCP tool's too), method and
 route, the role it needs, its path and query :class:`Param`\\ s (types, bounds, descriptions), its body
-model (pydantic, checked strictly), its success status and body shape, the problems it may answer,
+model (pydantic, checked strictly; named in ``parley.api.bodies``, loaded only when a body is read or
+shown), its success status and body shape, the problems it may answer,
 the MCP annotations and the words that tell an agent when to use it — and ``invoke``, the one call
 into the services (``parley.runs.service``, the definitions service, ``parley.tools.service``).
 
@@ -29,12 +30,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from pydantic import BaseModel, ValidationError
-
 from parley.definitions.model import PlaybookRef
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from parley.config import Principal
     from parley.definitions.service import DefinitionService
     from parley.ports.runtime import Runtime
@@ -261,7 +262,8 @@ class Operation:
     invoke: Invoke
     summarize: Summarize
     params: tuple[Param, ...] = ()
-    body: type[BaseModel] | None = None
+    #: The body model's name in ``parley.api.bodies`` (``None``: the operation takes no body).
+    body_model: str | None = None
     #: Whether a body must be sent (an absent body counts as ``{}`` either way).
     body_required: bool = False
     status: int = 200
@@ -269,6 +271,20 @@ class Operation:
     output: Mapping[str, Any] = field(default_factory=dict)
     #: Reasons of the problems it may answer besides those every operation may (``COMMON_PROBLEMS``).
     problems: tuple[str, ...] = ()
+
+    @property
+    def has_body(self) -> bool:
+        return self.body_model is not None
+
+    @property
+    def body(self) -> type[BaseModel] | None:
+        """The body model (``parley.api.bodies``, imported now: it brings pydantic)."""
+        if self.body_model is None:
+            return None
+        from parley.api import bodies
+
+        model: type[BaseModel] = getattr(bodies, self.body_model)
+        return model
 
     @property
     def path(self) -> str:
@@ -299,7 +315,7 @@ class Operation:
         wanted = {*COMMON_PROBLEMS, *self.problems}
         if self.writes:
             wanted.add("forbidden")
-        if self.body is not None:
+        if self.has_body:
             wanted.update(BODY_PROBLEMS)
         if self.query_params:
             wanted.add("bad_request")
@@ -334,11 +350,12 @@ class Operation:
 
     def body_from_fields(self, fields: Mapping[str, Any]) -> Any:
         """The body of an MCP call, from the arguments left after the parameters."""
-        if self.body is None:
+        body = self.body
+        if body is None:
             if fields:
                 raise not_fields(list(fields))
             return None
-        return checked_body(self.body, dict(fields))
+        return checked_body(body, dict(fields))
 
 
 #: Every operation may answer these: no or a bad token, a playbook (or org) the caller cannot read.
@@ -350,6 +367,8 @@ BODY_PROBLEMS: Final = ("bad_request", "content_too_large", "unsupported_media_t
 def checked_body(model: type[BaseModel], data: dict[str, Any]) -> Any:
     """``data`` as ``model`` (strict types, no unknown fields), or ``422 invalid_input`` with a pointer
     per field: what an HTTP body and an MCP tool's arguments both go through."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data, strict=True)
     except ValidationError as exc:

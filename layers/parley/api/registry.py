@@ -1,9 +1,9 @@
 """The registry: every operation of ``http-api.md``, in the page's order, by name.
 
 It is the one source of the HTTP routes (:func:`register_routes`), of the MCP front door's tools
-(``parley.front``) and of the OpenAPI document (``parley.api.openapi``). It loads the body models and
-the services' modules with it: the api function imports it when its first event is handled, never with
-``parley.api.app``.
+(``parley.front``) and of the OpenAPI document (``parley.api.openapi``). It loads the services' modules
+with it (the body models wait for a call with a body: ``parley.api.bodies``): the api function imports
+it when its first event is handled, never with ``parley.api.app``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def _route(routes: Routes, runtime: Runtime, services: Services, operation: Oper
         playbook = path.get("playbook")
         authorize_call(operation, principal, org, playbook)
         values = operation.values_from_http(path, event.query_string_parameters or {})
-        body = parse_body(operation.body, event) if operation.body is not None else None
+        model = operation.body
+        body = parse_body(model, event) if model is not None else None
         answer = operation.invoke(services, Call(principal, org, playbook, values, body))
         return json_response(answer.body, answer.status, answer.headers)
 

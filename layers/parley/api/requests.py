@@ -22,18 +22,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from pydantic import BaseModel
 
 from parley.auth import authenticate, authorize, authorized_principal
 from parley.definitions.model import PlaybookRef
 from parley.errors import ErrorEntry, Problem
 
-if TYPE_CHECKING:  # the configuration models load with the runtime, not with this module
+if TYPE_CHECKING:  # the configuration loads with the runtime, the body models with a body
+    from pydantic import BaseModel
+
     from parley.config import OperatorConfig, Principal
 
 MAX_BODY_BYTES: Final = 1_048_576
 
-Model = TypeVar("Model", bound=BaseModel)
+Model = TypeVar("Model", bound="BaseModel")
 
 
 def caller(

@@ -22,17 +22,24 @@ class Routes:
 
     def __init__(self, app: APIGatewayRestResolver) -> None:
         self.app = app
-        self._patterns: list[tuple[re.Pattern[str], str]] = []
+        self._rules: list[tuple[str, str]] = []
+        # Compiled on the first 404 or 405, not with every function's first event.
+        self._patterns: list[tuple[re.Pattern[str], str]] | None = None
 
     def add(self, method: str, rule: str) -> Callable[[Handler], Handler]:
         """Register the decorated function for ``method`` on ``rule``; a GET also answers HEAD (RFC 9110)."""
         methods = [method.upper(), *(["HEAD"] if method.upper() == "GET" else [])]
-        pattern = re.compile("^" + re.sub(r"<\w+>", "[^/]+", rule) + "/*$")
-        self._patterns.extend((pattern, m) for m in methods)
+        self._rules.extend((rule, m) for m in methods)
+        self._patterns = None
         register: Callable[[Handler], Handler] = self.app.route(rule, methods)
         return register
 
     def allowed_methods(self, path: str) -> list[str]:
         """The methods some route takes on ``path``, in a stable order (none: no such path)."""
+        if self._patterns is None:
+            self._patterns = [
+                (re.compile("^" + re.sub(r"<\w+>", "[^/]+", rule) + "/*$"), method)
+                for rule, method in self._rules
+            ]
         methods = {method for pattern, method in self._patterns if pattern.match(path)}
         return sorted(methods)

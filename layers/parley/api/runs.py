@@ -7,17 +7,16 @@ document are made from these declarations.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Final
 
 from parley.api.definitions import CURSOR, LIMIT, NAME, TYPE
 from parley.api.operation import Answer, Call, Hints, Operation, Param, Services, page_words
 from parley.api.shapes import ANSWER_FACT, EVENT, INTERACTION, RUN, page_of
 from parley.definitions.model import DEFINITION_TYPES
-from parley.runs.answering import CLAIMED_FOR_MAX_BYTES
-from parley.runs.endings import CANCEL_REASON_MAX_CHARS
-from parley.runs.model import RUN_STATUSES
+from parley.runs.status import RUN_STATUSES
+
+if TYPE_CHECKING:
+    from parley.api.bodies import AnswerBody, CancelBody, RunDefinitionBody
 
 TAG: Final = "Runs"
 
@@ -31,68 +30,6 @@ TYPE_FILTER = Param(
     enum=DEFINITION_TYPES,
     rule="type is interaction or reasoning.",
 )
-
-
-class RunDefinitionBody(BaseModel):
-    """``{input?, run_id?}``: ``input`` is checked by the run (a JSON object; ``{}`` when left out)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    input: Annotated[
-        Any,
-        Field(
-            description=(
-                "The function's input: a JSON object matching the input schema its definition declares "
-                "({} when left out)."
-            )
-        ),
-    ] = None
-    run_id: Annotated[
-        str | None,
-        Field(
-            description=(
-                "A UUID you choose, so that a retry under it answers the recorded result instead of "
-                "running again (a new one when left out)."
-            ),
-            json_schema_extra={"format": "uuid"},
-        ),
-    ] = None
-
-
-class AnswerBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    answer: Annotated[
-        Any,
-        Field(
-            description=(
-                "The answer, in the shape of the request's answer_schema (list_interactions shows it): "
-                "what the person said, never made up."
-            )
-        ),
-    ]
-    claimed_for: Annotated[
-        str | None,
-        Field(
-            description=(
-                f"Whom the answer is given for (at most {CLAIMED_FOR_MAX_BYTES} bytes), such as the "
-                "person who told you: kept with the answer, never checked."
-            ),
-            json_schema_extra={"maxLength": CLAIMED_FOR_MAX_BYTES},
-        ),
-    ] = None
-
-
-class CancelBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reason: Annotated[
-        str | None,
-        Field(
-            description=f"Why the run is cancelled, 1 to {CANCEL_REASON_MAX_CHARS:,} characters.",
-            json_schema_extra={"minLength": 1, "maxLength": CANCEL_REASON_MAX_CHARS},
-        ),
-    ] = None
 
 
 def run_definition(services: Services, call: Call) -> Answer:
@@ -226,7 +163,7 @@ OPERATIONS: Final = (
         invoke=run_definition,
         summarize=_ran,
         params=(TYPE, NAME),
-        body=RunDefinitionBody,
+        body_model="RunDefinitionBody",
         output=RUN,
         problems=(
             "conflict",
@@ -327,7 +264,7 @@ OPERATIONS: Final = (
         invoke=cancel_run,
         summarize=_cancelled,
         params=(RUN_ID,),
-        body=CancelBody,
+        body_model="CancelBody",
         output=RUN,
         problems=("conflict", "invalid_input", "unavailable"),
     ),
@@ -351,7 +288,7 @@ OPERATIONS: Final = (
         invoke=answer_interaction,
         summarize=_answered,
         params=(RUN_ID,),
-        body=AnswerBody,
+        body_model="AnswerBody",
         body_required=True,
         output=ANSWER_FACT,
         problems=("conflict", "unanswered", "invalid_input", "unavailable"),

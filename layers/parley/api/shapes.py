@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from parley.definitions.model import DEFINITION_TYPES
 from parley.errors import PROBLEM_TYPE_BASE, REASONS
-from parley.runs.model import RUN_STATUSES
+from parley.runs.status import RUN_STATUSES
 
 JsonSchema = Mapping[str, Any]
 

@@ -8,34 +8,18 @@ a ``because``, never a ``500``.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any, Final
 
 from parley.api.operation import Answer, Call, Hints, Operation, Param, Services
 from parley.api.shapes import DRY_RUN, EXECUTED, INTROSPECTED, SEARCH
-from parley.tools.service import MAX_ARGUMENTS_BYTES
+
+if TYPE_CHECKING:
+    from parley.api.bodies import ArgumentsBody
 
 TAG: Final = "Tool servers"
 
 SERVER = Param("server", "path", "The tool server's name, as search lists it.")
 TOOL = Param("tool", "path", "The tool's name on that server, as search lists it.")
-
-
-class ArgumentsBody(BaseModel):
-    """``{arguments}``: the tool's arguments, a JSON object (``{}`` when left out)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    arguments: Annotated[
-        dict[str, Any],
-        Field(
-            description=(
-                "The tool's arguments, matching its input_schema (introspect shows it), at most "
-                f"{MAX_ARGUMENTS_BYTES // 1024} KiB as JSON ({{}} when left out)."
-            )
-        ),
-    ] = Field(default_factory=dict)
 
 
 def search(services: Services, call: Call) -> Answer:
@@ -155,7 +139,7 @@ OPERATIONS: Final = (
         invoke=execute,
         summarize=_executed,
         params=(SERVER, TOOL),
-        body=ArgumentsBody,
+        body_model="ArgumentsBody",
         output=EXECUTED,
         problems=("effect_unknown", "invalid_input", "unavailable", "tools_unfinished"),
     ),
@@ -177,7 +161,7 @@ OPERATIONS: Final = (
         invoke=dry_run,
         summarize=_dry_ran,
         params=(SERVER, TOOL),
-        body=ArgumentsBody,
+        body_model="ArgumentsBody",
         output=DRY_RUN,
     ),
 )

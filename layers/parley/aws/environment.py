@@ -22,17 +22,15 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
     """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock, the
     operator configuration (:func:`operator_from_environment`), and the waits and scheduler adapters of
     ``PARLEY_STATE_MACHINE_ARN`` and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN``
-    (each left out when its variables are not set). Creates the DynamoDB client, so call it lazily; the
-    Step Functions and Scheduler clients are made on their first call (most events need neither)."""
-    import boto3
-
+    (each left out when its variables are not set). Every AWS client is made on its first call: the
+    mcp function's first requests need no DynamoDB, and most events neither Step Functions nor the
+    scheduler (a client costs its service's model, tens of milliseconds of a cold start)."""
     from parley.config import EnvironmentSettings
 
     env = os.environ if environ is None else environ
     settings = EnvironmentSettings.from_environment(env)
-    client = boto3.client("dynamodb")
     return Runtime(
-        definitions=DynamoDefinitionStore(client, settings.table_name),
+        definitions=DynamoDefinitionStore(lazy_client("dynamodb"), settings.table_name),
         clock=SystemClock(),
         operator=operator_from_environment(env),
         waits=waits_from_environment(env),
@@ -123,7 +121,11 @@ def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:
 def operator_from_environment(environ: Mapping[str, str]) -> OperatorConfig:
     """The operator configuration of a deployed function: the SSM parameter named by
     ``PARLEY_OPERATOR_CONFIG_PARAMETER``, followed as the operator changes it (read again at most once a
-    minute, ``parley.config.LiveOperatorConfig``); without that variable, ``PARLEY_OPERATOR_CONFIG``."""
+    minute, ``parley.config.LiveOperatorConfig``); without that variable, ``PARLEY_OPERATOR_CONFIG``.
+
+    The parameter is first read when the configuration is first used, not when the runtime is built: the
+    events of the wait, settle and timer functions mostly need none, and reading it cost their first
+    event an SSM call (issue 20). An event that needs it fails as before when it cannot be read."""
     from parley.config import (
         OPERATOR_CONFIG_PARAMETER_VARIABLE,
         LiveOperatorConfig,
@@ -134,7 +136,7 @@ def operator_from_environment(environ: Mapping[str, str]) -> OperatorConfig:
     name = environ.get(OPERATOR_CONFIG_PARAMETER_VARIABLE)
     if not name:
         return operator_config_from_environment(environ)
-    return LiveOperatorConfig.following(OperatorConfigParameter(lazy_client("ssm"), name, environ=environ))
+    return LiveOperatorConfig(OperatorConfigParameter(lazy_client("ssm"), name, environ=environ))
 
 
 def lazy_client(service: str) -> Any:

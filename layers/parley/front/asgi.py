@@ -9,12 +9,12 @@ local server, which answers on a thread per connection. Each event runs on its o
 they were called from.
 
 The whole body is read before the application runs and the whole answer is collected (API Gateway
-neither streams a request nor a response through a Lambda proxy integration).
+neither streams a request nor a response through a Lambda proxy integration). ``asyncio`` is imported
+when an application runs: a request answered without one (``parley.front.direct``) never loads it.
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import threading
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
@@ -88,6 +88,8 @@ def run(app: App, event: Mapping[str, Any], body: bytes) -> Reply:
 
     Lambda and the local server call it from a thread that runs no loop. A caller that runs one in
     its thread (a test under an async framework) has the exchange run on a thread of its own."""
+    import asyncio
+
     scope = http_scope(event, body)
     try:
         asyncio.get_running_loop()
@@ -111,6 +113,8 @@ def run(app: App, event: Mapping[str, Any], body: bytes) -> Reply:
 
 
 async def exchange(app: App, scope: Scope, body: bytes) -> Reply:
+    import asyncio
+
     reply = Reply()
     sent = False
 

@@ -14,7 +14,9 @@ Before the MCP server sees a request, the handler answers what HTTP would, as pr
 - a body over 1 MiB: ``413``.
 
 Then the mcp package's streamable-HTTP transport serves the request (stateless, JSON responses), on a
-server made for this caller (``parley.front.server``).
+server made for this caller (``parley.front.server``) — unless it is one of the plain requests an agent
+sends first (``initialize``, ``tools/list``, …), which ``parley.front.direct`` answers as the package
+would without loading it.
 """
 
 from __future__ import annotations
@@ -98,6 +100,25 @@ def _answer(
         raise Problem(
             "unsupported_media_type", f"Send JSON-RPC as application/json (Content-Type was {shown})."
         )
+    from parley.front.direct import answer_directly
+
+    direct = answer_directly(event, body, principal, target)
+    if direct is not None:
+        return direct
+    return answer_with_sdk(event, body, services, principal, target, guides)
+
+
+def answer_with_sdk(
+    event: Mapping[str, Any],
+    body: bytes,
+    services: Services,
+    principal: Principal,
+    target: Target,
+    guides: GuideReader,
+) -> dict[str, Any]:
+    """The mcp package's answer to a request the front door let through (its proxy result)."""
+    from parley.front import asgi
+
     app = _mcp_app(services, principal, target, guides)
     return asgi.proxy_result(asgi.run(app, event, body), {"Cache-Control": "no-store"})
 
@@ -142,4 +163,4 @@ def handle(event: dict[str, Any], context: object) -> dict[str, Any]:
     return _default_handler()(event, context)
 
 
-__all__ = ["Handler", "build_mcp_handler", "handle", "is_mcp_path", "mcp_target"]
+__all__ = ["Handler", "answer_with_sdk", "build_mcp_handler", "handle", "is_mcp_path", "mcp_target"]

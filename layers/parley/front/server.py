@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.front.guides import BY_URI, GUIDES, MEDIA_TYPE, GuideReader
 from parley.front.target import Target
-from parley.front.tools import call_tool, offered, tool_of
+from parley.front.tools import call_tool, offered, tool_json
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from parley.config import Principal
 
 NAME: Final = "parley"
+TITLE: Final = "Parley"
+DESCRIPTION: Final = "Build, run and answer Parley functions."
 #: JSON-RPC's "resource not found" (MCP): a guide:// URI that names no guide, or one not shipped.
 RESOURCE_NOT_FOUND: Final = -32002
 
@@ -66,6 +68,13 @@ def instructions(principal: Principal, target: Target) -> str:
     return _INSTRUCTIONS.format(where=where, grants=shown)
 
 
+def tools_listed(principal: Principal, target: Target) -> dict[str, Any]:
+    """The ``tools/list`` result: the tools the principal may call through the endpoint, as JSON (the mcp
+    package's server reads it into its types and writes it as the protocol revision says;
+    ``parley.front.direct`` sends it as it is)."""
+    return {"tools": [dict(tool_json(op.name, target.scoped)) for op in offered(principal, target)]}
+
+
 def build_server(
     services: Services, principal: Principal, target: Target, guides: GuideReader
 ) -> Server[Any]:
@@ -85,10 +94,10 @@ def build_server(
 
     from parley.api.openapi import api_version
 
-    tools = [tool_of(operation, target.scoped) for operation in offered(principal, target)]
+    listed = ListToolsResult.model_validate(tools_listed(principal, target))
 
     async def list_tools(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
-        return ListToolsResult(tools=tools)
+        return listed
 
     async def call(ctx: Any, params: CallToolRequestParams) -> CallToolResult:
         return call_tool(services, principal, target, params.name, dict(params.arguments or {}))
@@ -118,8 +127,8 @@ def build_server(
     return Server(
         NAME,
         version=api_version(),
-        title="Parley",
-        description="Build, run and answer Parley functions.",
+        title=TITLE,
+        description=DESCRIPTION,
         instructions=instructions(principal, target),
         on_list_tools=list_tools,
         on_call_tool=call,

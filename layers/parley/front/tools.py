@@ -2,7 +2,9 @@
 
 - The tool's input schema is the operation's parameters (``org`` and ``playbook`` first, unless the
   endpoint is scoped to a playbook) and its body model's fields: the declarations the HTTP route checks
-  with, so the two cannot drift. Its output schema is the HTTP success body's.
+  with, so the two cannot drift. Its output schema is the HTTP success body's. A tool is written once as
+  the JSON ``tools/list`` shows (:func:`tool_json`), which ``parley.front.direct`` sends as it is and the
+  mcp package's server reads.
 - A call goes through the same checks, in the same order, as an HTTP request (``parley.api.operation``)
   and the same ``invoke``. A success is ``content[0]``, a one-sentence summary, ``content[1]``, the
   output as JSON text, and ``structuredContent``, the HTTP response's body; a failure is ``isError`` with
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from parley.api.operation import (
@@ -30,7 +34,7 @@ from parley.errors import Problem
 from parley.front.target import Target
 
 if TYPE_CHECKING:
-    from mcp_types import CallToolResult, Tool
+    from mcp_types import CallToolResult
 
     from parley.config import Principal
 
@@ -44,44 +48,41 @@ def offered(principal: Principal, target: Target) -> list[Operation]:
 
 def input_schema(operation: Operation, scoped: bool) -> dict[str, Any]:
     """The tool's arguments: the path and query parameters, then the body's fields."""
-    from parley.api.openapi import body_schema
+    from parley.api.body_schemas import body_json_schema
 
     params = (*(() if scoped else base_params(operation)), *operation.params)
     properties: dict[str, Any] = {p.name: p.schema() for p in params}
     needed = [p.name for p in params if p.required]
-    if operation.body is not None:
-        body = body_schema(operation.body)
+    if operation.body_model is not None:
+        body = body_json_schema(operation.body_model)
         properties.update(body.get("properties") or {})
         needed.extend(body.get("required") or [])
     return {"type": "object", "properties": properties, "required": needed, "additionalProperties": False}
 
 
-def tool_of(operation: Operation, scoped: bool) -> Tool:
-    """The operation as a tool (made once per process for each kind of endpoint)."""
-    return _tool(operation.name, scoped)
-
-
 @functools.cache
-def _tool(name: str, scoped: bool) -> Tool:
-    from mcp_types import Tool, ToolAnnotations
-
+def tool_json(name: str, scoped: bool) -> Mapping[str, Any]:
+    """The operation ``name`` as a tool, in the JSON ``tools/list`` answers (the protocol's names, in the
+    order the mcp package writes them); made once per process for each kind of endpoint."""
     from parley.api.registry import BY_NAME
 
     operation = BY_NAME[name]
     hints = operation.hints
-    return Tool(
-        name=operation.name,
-        title=operation.title,
-        description=operation.description + _role_words(operation),
-        input_schema=input_schema(operation, scoped),
-        output_schema=dict(operation.output),
-        annotations=ToolAnnotations(
-            title=operation.title,
-            read_only_hint=hints.read_only,
-            destructive_hint=hints.destructive,
-            idempotent_hint=hints.idempotent,
-            open_world_hint=hints.open_world,
-        ),
+    return MappingProxyType(
+        {
+            "annotations": {
+                "destructiveHint": hints.destructive,
+                "idempotentHint": hints.idempotent,
+                "openWorldHint": hints.open_world,
+                "readOnlyHint": hints.read_only,
+                "title": operation.title,
+            },
+            "description": operation.description + _role_words(operation),
+            "inputSchema": input_schema(operation, scoped),
+            "name": operation.name,
+            "outputSchema": dict(operation.output),
+            "title": operation.title,
+        }
     )
 
 

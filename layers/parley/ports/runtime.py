@@ -15,17 +15,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from parley.clock import Clock
-from parley.definitions.model import PlaybookRef
-from parley.definitions.service import Checker, DefinitionService
-from parley.definitions.store import DefinitionStore
-from parley.ports.reasoner import Reasoner
-from parley.ports.tools import ToolClient
-from parley.ports.waiting import Scheduler, Waits
-
-if TYPE_CHECKING:  # pydantic models: loaded when a runtime is built, not with the handler module
+if TYPE_CHECKING:  # types only: a function loads the ports its events use, not every one with its runtime
+    from parley.clock import Clock
     from parley.config import OperatorConfig
+    from parley.definitions.model import PlaybookRef
+    from parley.definitions.service import Checker, DefinitionService
+    from parley.definitions.store import DefinitionStore
     from parley.ports.content import ContentStore
+    from parley.ports.reasoner import Reasoner
+    from parley.ports.tools import ToolClient
+    from parley.ports.waiting import Scheduler, Waits
 
 
 class DueWork(Protocol):
@@ -60,8 +59,10 @@ class Runtime:
     #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
     scheduler: Scheduler | None = None
     #: The MCP client tool servers are reached through (``parley.tools.client``); tests inject one with
-    #: short bounds. The default loads the mcp package only on its first call.
-    tool_client: ToolClient = field(default_factory=lambda: _named("parley.tools.client", "McpToolClient")())
+    #: short bounds. The default is made, and its module and the mcp package loaded, on its first call.
+    tool_client: ToolClient = field(
+        default_factory=lambda: LazyInstance("parley.tools.client", "McpToolClient")
+    )
     #: The Secrets Manager client that tool server header references are read through
     #: (``parley.tools.servers``); a boto3 client made on first use unless one is injected.
     secretsmanager: Any = field(default_factory=lambda: LazyClient("secretsmanager"))
@@ -81,6 +82,8 @@ class Runtime:
     pause: Callable[[float], Any] = time.sleep
 
     def definition_service(self) -> DefinitionService:
+        from parley.definitions.service import DefinitionService
+
         return DefinitionService(
             self.definitions, self.clock, self.check_document, servers=self.servers_serving
         )
@@ -111,6 +114,23 @@ class LazyClient:
 
                     self._client = boto3.client(self._service)  # type: ignore[call-overload]
         return getattr(self._client, name)
+
+
+class LazyInstance:
+    """An instance of ``module.name`` (made without arguments) made on first use: most events call no
+    tool server, and the tool client's module brings asyncio with it."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._named = (module, name)
+        self._lock = threading.Lock()
+        self._instance: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._instance is None:
+            with self._lock:
+                if self._instance is None:
+                    self._instance = _named(*self._named)()
+        return getattr(self._instance, name)
 
 
 def _named(module: str, name: str) -> Any:

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from parley.errors import ErrorEntry, Problem, capped_errors
+from parley.runs.status import RUN_STATUSES as RUN_STATUSES
+from parley.runs.status import RunStatus as RunStatus
 
-RunStatus = Literal["started", "succeeded", "rejected", "failed"]
 RequestState = Literal["open", "answered", "expired", "cancelled", "delivered", "undelivered"]
 #: How a request's delivery stands (``http-api.md``, "Runs": ``standing``).
 Standing = Literal[
     "in_inbox", "to_deliver", "delivering", "delivered", "retrying", "undelivered", "cancelling"
 ]
 
-RUN_STATUSES: Final = ("started", "succeeded", "rejected", "failed")
 #: Kinds answered under a problem type of their own (``interaction-format.md``, "In a workflow":
 #: ``effect_unknown`` raises 409 under ``https://on.auto/problems/effect_unknown``), while the run's
 #: rejection keeps one of the five reasons a run is rejected for (``http-api.md``, "Runs").

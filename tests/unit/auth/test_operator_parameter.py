@@ -187,6 +187,34 @@ def test_a_live_configuration_follows_its_source() -> None:
     assert "maria" in repr(live)
 
 
+def test_a_live_configuration_reads_its_source_when_first_used() -> None:
+    reads: list[int] = []
+
+    def source() -> OperatorConfig:
+        reads.append(1)
+        return parse_operator_config(FIRST, "first", environ={}, aws=True)
+
+    live = LiveOperatorConfig(source)
+    assert reads == []  # an event that needs no configuration never reads it
+    assert [p.id for p in live.principals] == ["0c9a6e1e-2a4b-4c8e-9d1f-5b7a3e2f1c0d"]
+    assert reads == [1]
+    LiveOperatorConfig.following(source)
+    assert reads == [1, 1]  # following reads at once, so a broken source fails there
+
+
+def test_the_deployed_runtime_reads_a_broken_parameter_only_when_it_is_used(
+    ssm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from parley.aws import environment as runtime_module
+
+    ssm.put_parameter(Name=NAME, Value="principals: 3", Type="String", Overwrite=True)
+    monkeypatch.setattr(runtime_module, "lazy_client", lambda service: ssm)
+    config = runtime_module.operator_from_environment({"PARLEY_OPERATOR_CONFIG_PARAMETER": NAME})
+
+    with pytest.raises(OperatorConfigError, match=f"SSM parameter {NAME}: principals"):
+        config.principal_named("anyone")
+
+
 def test_the_deployed_runtime_follows_the_parameter(ssm: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from parley.aws import environment as runtime_module
 

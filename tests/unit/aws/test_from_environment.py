@@ -60,7 +60,10 @@ def test_the_adapters_are_built_from_the_stacks_variables(made_clients: list[str
         ENVIRONMENT[TIMER_FUNCTION_ARN_VARIABLE],
         ENVIRONMENT[SCHEDULER_ROLE_ARN_VARIABLE],
     )
-    # Most events need neither Step Functions nor the scheduler: their clients wait for a first call.
+    # Every client waits for its first call: most events need neither Step Functions nor the scheduler,
+    # and the mcp function's first requests no DynamoDB.
+    assert made_clients == []
+    assert runtime.definitions.client.meta.service_model.service_name == "dynamodb"
     assert made_clients == ["dynamodb"]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -297,12 +298,11 @@ def test_a_slow_call_past_its_bound_is_a_failed_call_the_model_is_told_of(
 def test_a_large_result_is_cut_to_the_room_of_its_step(
     service: RunService, run: Callable[..., Run], fake: FakeProviders
 ) -> None:
-    models = service.runtime.operator.models.model_copy(
-        update={
-            "catalog": (CatalogEntry(id="anthropic/claude-sonnet-4-5", context_window=3000, max_tokens=1000),)
-        }
+    models = replace(
+        service.runtime.operator.models,
+        catalog=(CatalogEntry(id="anthropic/claude-sonnet-4-5", context_window=3000, max_tokens=1000),),
     )
-    service.runtime.operator = service.runtime.operator.model_copy(update={"models": models})
+    service.runtime.operator = replace(service.runtime.operator, models=models)
     fake.script(
         MESSAGES,
         tool_use(("chat__repeat", {"text": "abc ", "times": 15_000})),  # 60,000 bytes: kept in the item
@@ -323,8 +323,8 @@ def test_a_large_result_is_cut_to_the_room_of_its_step(
 def test_once_the_budget_would_not_cover_another_step_the_last_is_made_without_tools(
     service: RunService, run: Callable[..., Run], fake: FakeProviders, tools: Any
 ) -> None:
-    models = service.runtime.operator.models.model_copy(update={"reasoning_max_input_tokens": 25})
-    service.runtime.operator = service.runtime.operator.model_copy(update={"models": models})
+    models = replace(service.runtime.operator.models, reasoning_max_input_tokens=25)
+    service.runtime.operator = replace(service.runtime.operator, models=models)
     fake.script(
         MESSAGES,
         tool_use(("chat__thread_replies", {"channel": "C1", "ts": "1.0"})),  # 10 input tokens of 25

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -24,8 +25,8 @@ def refused(call: Any, *args: Any, **kwargs: Any) -> Problem:
 
 
 def allow_open_requests(runtime: Any, limit: int) -> None:
-    limits = runtime.operator.limits.model_copy(update={"interaction_open_requests": limit})
-    runtime.operator = runtime.operator.model_copy(update={"limits": limits})
+    limits = replace(runtime.operator.limits, interaction_open_requests=limit)
+    runtime.operator = replace(runtime.operator, limits=limits)
 
 
 def pages(read: Any, key: str, **kwargs: Any) -> list[list[Any]]:

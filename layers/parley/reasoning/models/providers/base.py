@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from pydantic import SecretStr
+from parley.secret import Secret
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
 FinishReason = Literal["stop", "length", "content_filter", "tool_calls", "error", "other"]
@@ -74,13 +74,13 @@ class Settings:
 @dataclass(frozen=True)
 class ProviderSettings:
     """What a configured provider needs (``settings.provider_settings`` reads it). Secrets stay
-    :class:`~pydantic.SecretStr` until the adapter sends them."""
+    :class:`~parley.secret.Secret` until the adapter sends them."""
 
     provider: str
     kind: ProviderKind
-    api_key: SecretStr | None = None
+    api_key: Secret | None = None
     base_url: str | None = None
-    headers: Mapping[str, SecretStr] = field(default_factory=dict)
+    headers: Mapping[str, Secret] = field(default_factory=dict)
     api: Literal["responses", "chat_completions"] = "responses"
     api_version: str | None = None
     project: str | None = None

@@ -16,8 +16,9 @@ attributes (``providers``, ``gateways``); ``None`` leaves only the environment.
 - ``bedrock``, ``bedrock-anthropic``: ``AWS_REGION`` or ``AWS_DEFAULT_REGION``; the credentials are the
   function's (its IAM role on AWS), so a known region is enough.
 
-Values stay :class:`~pydantic.SecretStr`; a value may be a ``{{resolve:secretsmanager:…}}`` reference,
-which the adapter resolves when it sends (``call_model``'s ``resolve``).
+Values stay :class:`~parley.secret.Secret` (as the configuration holds them); a value may be a
+``{{resolve:secretsmanager:…}}`` reference, which the adapter resolves when it sends (``call_model``'s
+``resolve``).
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-from pydantic import SecretStr
-
 from parley.reasoning.models.providers.base import ProviderKind, ProviderSettings
+from parley.secret import Secret
 
 BUILT_IN: Final = frozenset(
     {"anthropic", "openai", "azure", "google", "vertex", "vertex-anthropic", "bedrock", "bedrock-anthropic"}
@@ -43,17 +43,17 @@ class _Values:
         self._file: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
         self._environ = environ
 
-    def secret(self, *names: str) -> SecretStr | None:
+    def secret(self, *names: str) -> Secret | None:
         """The first of ``names`` set, as a secret."""
         for name in names:
             value = self._environ.get(name)
             if value:
-                return SecretStr(value)
+                return Secret(value)
             kept = self._file.get(name)
-            if isinstance(kept, SecretStr) and kept.get_secret_value():
-                return kept
-            if isinstance(kept, str) and kept:
-                return SecretStr(kept)
+            if isinstance(kept, str) or hasattr(kept, "get_secret_value"):
+                found = _as_secret(kept)
+                if found.get_secret_value():
+                    return found
         return None
 
     def text(self, *names: str) -> str | None:
@@ -105,7 +105,7 @@ def _anthropic(values: _Values) -> ProviderSettings | None:
     token = values.secret("ANTHROPIC_AUTH_TOKEN")
     if token is None:
         return None
-    bearer = {"Authorization": SecretStr(f"Bearer {token.get_secret_value()}")}
+    bearer = {"Authorization": Secret(f"Bearer {token.get_secret_value()}")}
     return ProviderSettings("anthropic", "anthropic", base_url=base_url, headers=bearer)
 
 
@@ -126,17 +126,24 @@ def _gateway(name: str, models: Any) -> ProviderSettings | None:
     for gateway in getattr(models, "gateways", None) or () if models is not None else ():
         if getattr(gateway, "name", None) != name:
             continue
-        headers = {
-            key: value if isinstance(value, SecretStr) else SecretStr(str(value))
-            for key, value in (getattr(gateway, "headers", None) or {}).items()
-        }
+        api_key = getattr(gateway, "api_key", None)
+        headers = {key: _as_secret(value) for key, value in (getattr(gateway, "headers", None) or {}).items()}
         return ProviderSettings(
             name,
             "gateway",
-            api_key=getattr(gateway, "api_key", None),
+            api_key=None if api_key is None else _as_secret(api_key),
             base_url=str(gateway.base_url),
             headers=headers,
             structured_outputs=bool(getattr(gateway, "structured_outputs", False)),
             allowed_provider_options=tuple(getattr(gateway, "allowed_provider_options", None) or ()),
         )
     return None
+
+
+def _as_secret(value: Any) -> Secret:
+    """A configuration value as a secret: a ``Secret`` kept, anything else that reads as a secret (such as
+    pydantic's ``SecretStr``) taken over, anything else as its text."""
+    if isinstance(value, Secret):
+        return value
+    read = getattr(value, "get_secret_value", None)
+    return Secret(str(read() if callable(read) else value))

@@ -1,0 +1,143 @@
+"""The bodies of the operations that take one (``http-api.md``): pydantic models, checked strictly
+(``parley.api.operation.checked_body``), whose JSON Schemas the OpenAPI document and the MCP tools show.
+
+Their own module, loaded when a call with a body is read or a schema is shown, never with the registry:
+a GET (the api function's most common first event) loads no pydantic (issue 20). An operation names its
+body here by ``body_model``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from parley.definitions.service import MAX_SOURCE_BYTES, NAME_PATTERN
+from parley.runs.answering import CLAIMED_FOR_MAX_BYTES
+from parley.runs.endings import CANCEL_REASON_MAX_CHARS
+from parley.tools.service import MAX_ARGUMENTS_BYTES
+
+# --- definitions ---------------------------------------------------------------------------------
+
+_NAME_WORDS: Final = "3 to 48 characters of a-z, 0-9 and '-', starting with a letter"
+_SOURCE_WORDS: Final = (
+    f"The function document (Markdown with front matter), at most {MAX_SOURCE_BYTES:,} bytes as UTF-8; "
+    "guide://interaction-format and guide://reasoning-format say how one is written."
+)
+
+
+class CreateDefinitionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[
+        str,
+        Field(
+            description=f"The new definition's name: {_NAME_WORDS}. Never reused, also once retired.",
+            json_schema_extra={"minLength": 3, "maxLength": 48, "pattern": f"^{NAME_PATTERN.pattern}$"},
+        ),
+    ]
+    source: Annotated[
+        str, Field(description=_SOURCE_WORDS, json_schema_extra={"maxLength": MAX_SOURCE_BYTES})
+    ]
+
+
+class UpdateDefinitionBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: Annotated[
+        str,
+        Field(
+            description=_SOURCE_WORDS + " An identical source makes no new version.",
+            json_schema_extra={"maxLength": MAX_SOURCE_BYTES},
+        ),
+    ]
+
+
+class RetireDefinitionBody(BaseModel):
+    """Retiring takes no fields; an empty body or ``{}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+class RunDefinitionBody(BaseModel):
+    """``{input?, run_id?}``: ``input`` is checked by the run (a JSON object; ``{}`` when left out)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: Annotated[
+        Any,
+        Field(
+            description=(
+                "The function's input: a JSON object matching the input schema its definition declares "
+                "({} when left out)."
+            )
+        ),
+    ] = None
+    run_id: Annotated[
+        str | None,
+        Field(
+            description=(
+                "A UUID you choose, so that a retry under it answers the recorded result instead of "
+                "running again (a new one when left out)."
+            ),
+            json_schema_extra={"format": "uuid"},
+        ),
+    ] = None
+
+
+class AnswerBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    answer: Annotated[
+        Any,
+        Field(
+            description=(
+                "The answer, in the shape of the request's answer_schema (list_interactions shows it): "
+                "what the person said, never made up."
+            )
+        ),
+    ]
+    claimed_for: Annotated[
+        str | None,
+        Field(
+            description=(
+                f"Whom the answer is given for (at most {CLAIMED_FOR_MAX_BYTES} bytes), such as the "
+                "person who told you: kept with the answer, never checked."
+            ),
+            json_schema_extra={"maxLength": CLAIMED_FOR_MAX_BYTES},
+        ),
+    ] = None
+
+
+class CancelBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reason: Annotated[
+        str | None,
+        Field(
+            description=f"Why the run is cancelled, 1 to {CANCEL_REASON_MAX_CHARS:,} characters.",
+            json_schema_extra={"minLength": 1, "maxLength": CANCEL_REASON_MAX_CHARS},
+        ),
+    ] = None
+
+
+# --- tool servers --------------------------------------------------------------------------------
+
+
+class ArgumentsBody(BaseModel):
+    """``{arguments}``: the tool's arguments, a JSON object (``{}`` when left out)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    arguments: Annotated[
+        dict[str, Any],
+        Field(
+            description=(
+                "The tool's arguments, matching its input_schema (introspect shows it), at most "
+                f"{MAX_ARGUMENTS_BYTES // 1024} KiB as JSON ({{}} when left out)."
+            )
+        ),
+    ] = Field(default_factory=dict)
