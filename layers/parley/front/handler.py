@@ -47,15 +47,20 @@ def build_mcp_handler(runtime: Runtime, guides: GuideReader | None = None) -> Ha
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         from parley.api.log import logger
-        from parley.api.problems import internal_problem, problem_result
         from parley.errors import Problem
 
         logger().set_correlation_id((event.get("requestContext") or {}).get("requestId"))
+        # The problems module loads with a problem only: it brings powertools' resolver (and asyncio),
+        # which an agent's first requests, answered by front.direct, do not need.
         try:
             return _answer(event, runtime, services, read_guide)
         except Problem as problem:
+            from parley.api.problems import problem_result
+
             return problem_result(problem)
         except Exception as exc:  # never a traceback to the client: a 500 problem, logged with its id
+            from parley.api.problems import internal_problem, problem_result
+
             return problem_result(internal_problem(exc, path=event.get("path")))
 
     return handler
