@@ -62,6 +62,16 @@ tool_servers:
 
 
 @contextmanager
+def serving_with(tmp: Path, operator_yaml: str) -> Iterator[str]:
+    """:func:`serving_manually` with ``operator_yaml`` as its operator configuration (written to
+    ``tmp/operator.yaml``; the server's log is ``tmp/serve.log``)."""
+    config = tmp / "operator.yaml"
+    config.write_text(operator_yaml, encoding="utf-8")
+    with serving_manually(config, tmp / "serve.log") as url:
+        yield url
+
+
+@contextmanager
 def serving_manually(
     config: Path, log: Path, ready_within: float = 20.0, data: Path | None = None
 ) -> Iterator[str]:

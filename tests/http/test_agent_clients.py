@@ -27,7 +27,7 @@ from typing import Any
 
 import anyio
 import pytest
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = [
     pytest.mark.http,
@@ -80,14 +80,11 @@ def clean_environment() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-agent-clients")
-    config = tmp / "operator.yaml"
-    config.write_text(
+    operator = (
         "principals:\n"
-        "  - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }\n",
-        encoding="utf-8",
+        "  - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }\n"
     )
-    with serving_manually(config, tmp / "serve.log") as served:
+    with serving_with(tmp_path_factory.mktemp("serve-agent-clients"), operator) as served:
         yield served
 
 

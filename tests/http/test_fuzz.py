@@ -19,7 +19,6 @@ import socket
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -28,7 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp_servers import running_tool_server
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 from parley.api.operation import Operation
 from parley.api.registry import OPERATIONS
@@ -57,23 +56,21 @@ class Target:
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     tmp = tmp_path_factory.mktemp("serve-fuzz")
-    with running_tool_server() as tools:
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+    with running_tool_server() as tools, serving_with(tmp, _operator(tools.url)) as url:
+        yield _seeded(url)
+
+
+def _operator(tools_url: str) -> str:
+    return f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
   - {{ id: reader, token: read-token, grants: [{{ org: acme, playbook: campaigns, role: read }}] }}
 tool_servers:
-  - {{ name: chat, url: "{tools.url}", orgs: [acme], allowed: [post_message, thread_replies] }}
-""",
-            encoding="utf-8",
-        )
-        with serving_manually(config, tmp / "serve.log") as url:
-            yield _seeded(url, tmp / "serve.log")
+  - {{ name: chat, url: "{tools_url}", orgs: [acme], allowed: [post_message, thread_replies] }}
+"""
 
 
-def _seeded(url: str, log: Path) -> Target:
+def _seeded(url: str) -> Target:
     """A definition and a run waiting for an answer, so that fuzzed requests also reach real ones."""
     headers = {"Authorization": TOKENS["writer"]}
     with httpx.Client(base_url=url + PLAYBOOK, headers=headers, timeout=30) as http:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -23,15 +23,12 @@ NPX = shutil.which("npx")
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-inspector")
-    config = tmp / "operator.yaml"
-    config.write_text(
+    operator = (
         "principals:\n"
         "  - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }\n"
-        "  - { id: viewer, token: viewer-token, grants: [{ org: acme, playbook: campaigns, role: read }] }\n",
-        encoding="utf-8",
+        "  - { id: viewer, token: viewer-token, grants: [{ org: acme, playbook: campaigns, role: read }] }\n"
     )
-    with serving_manually(config, tmp / "serve.log") as served:
+    with serving_with(tmp_path_factory.mktemp("serve-inspector"), operator) as served:
         yield served
 
 
