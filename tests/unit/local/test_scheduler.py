@@ -219,7 +219,7 @@ def test_stopping_the_real_clocks_thread_is_prompt() -> None:
 
     scheduler.stop()
 
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 3  # not the 5 s its thread may sleep
     with pytest.raises(RuntimeError):
         scheduler.start()
         scheduler.start()
