@@ -16,7 +16,6 @@ when an application runs: a request answered without one (``parley.front.direct`
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -88,28 +87,10 @@ def run(app: App, event: Mapping[str, Any], body: bytes) -> Reply:
 
     Lambda and the local server call it from a thread that runs no loop. A caller that runs one in
     its thread (a test under an async framework) has the exchange run on a thread of its own."""
-    import asyncio
+    from parley.coroutines import run_sync
 
     scope = http_scope(event, body)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(exchange(app, scope, body))
-    outcome: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            outcome["reply"] = asyncio.run(exchange(app, scope, body))
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=worker, name="parley-mcp-exchange")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    reply: Reply = outcome["reply"]
-    return reply
+    return run_sync(lambda: exchange(app, scope, body), thread_name="parley-mcp-exchange")
 
 
 async def exchange(app: App, scope: Scope, body: bytes) -> Reply:
@@ -147,9 +128,9 @@ def proxy_result(reply: Reply, extra_headers: Mapping[str, str] | None = None) -
     for name, value in reply.headers:
         if name.lower() in ("content-length", "transfer-encoding", "connection"):
             continue
-        multi.setdefault(_title(name), []).append(value)
+        multi.setdefault(title_case(name), []).append(value)
     for name, value in (extra_headers or {}).items():
-        multi[_title(name)] = [value]
+        multi[title_case(name)] = [value]
     content_type = next(iter(multi.get("Content-Type", [])), "")
     raw = bytes(reply.body)
     if not raw or content_type.lower().startswith(_TEXT_TYPES):
@@ -162,5 +143,7 @@ def proxy_result(reply: Reply, extra_headers: Mapping[str, str] | None = None) -
     return {"statusCode": reply.status, "multiValueHeaders": multi, "body": text, "isBase64Encoded": encoded}
 
 
-def _title(name: str) -> str:
+def title_case(name: str) -> str:
+    """``content-type`` → ``Content-Type``: a header's name as HTTP/1.1 clients write it (HTTP/2 and h11
+    lower them; API Gateway's events keep the client's)."""
     return "-".join(part[:1].upper() + part[1:] for part in name.split("-"))

@@ -24,16 +24,15 @@ with the first operation, never with this module.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from parley.coroutines import run_sync
 from parley.ports.tools import (
     REQUIRES_INTERACTION_RESPONSE,
     Bounds,
@@ -67,7 +66,7 @@ class McpToolClient:
         return f"McpToolClient(bounds={self.bounds!r})"
 
     def list_tools(self, address: ServerAddress) -> list[ListedTool]:
-        listed, _ = _run_sync(lambda: _exchange(address, self.bounds, None))
+        listed, _ = run_sync(lambda: _exchange(address, self.bounds, None), thread_name="parley-tool-client")
         return listed
 
     def call_tool(
@@ -80,7 +79,7 @@ class McpToolClient:
         meta: Mapping[str, Any] | None = None,
     ) -> ToolAnswer:
         call = _Call(tool, dict(arguments), before_call, dict(meta) if meta else None)
-        _, answer = _run_sync(lambda: _exchange(address, self.bounds, call))
+        _, answer = run_sync(lambda: _exchange(address, self.bounds, call), thread_name="parley-tool-client")
         assert answer is not None
         return answer
 
@@ -388,29 +387,6 @@ def _seconds(value: float) -> str:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
-
-
-def _run_sync(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run the coroutine on a private loop: here, or on a worker thread when this thread runs a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work())
-    outcome: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            outcome["value"] = asyncio.run(work())
-        except BaseException as exc:
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=worker, name="parley-tool-client")
-    thread.start()
-    thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    value: T = outcome["value"]
-    return value
 
 
 __all__ = [
