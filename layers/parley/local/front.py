@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from parley.front.asgi import title_case
 from parley.local.events import HttpReply
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ class FrontApp:
         self, scope: dict[str, Any], receive: Callable[..., Any], method: str, target: str, client: str
     ) -> HttpReply:
         headers = [
-            (_title(bytes(name).decode("latin-1")), bytes(value).decode("latin-1"))
+            (title_case(bytes(name).decode("latin-1")), bytes(value).decode("latin-1"))
             for name, value in scope["headers"]
         ]
         declared = next((value for name, value in headers if name.lower() == "content-length"), None)
@@ -205,11 +206,6 @@ def _target(scope: dict[str, Any]) -> str:
     path = bytes(raw).decode("latin-1")
     query = bytes(scope.get("query_string") or b"").decode("latin-1")
     return f"{path}?{query}" if query else path
-
-
-def _title(name: str) -> str:
-    """``content-type`` → ``Content-Type``: the names as HTTP/1.1 clients send them (h11 lowers them)."""
-    return "-".join(part[:1].upper() + part[1:] for part in name.split("-"))
 
 
 def _problem(reason: str, detail: str) -> HttpReply:
