@@ -25,9 +25,7 @@ class DocumentProblem:
     message: str
 
     def __str__(self) -> str:
-        if self.pointer:
-            return f"Line {self.line}, {self.pointer}: {self.message}"
-        return f"Line {self.line}: {self.message}"
+        return _located(self.line, self.pointer, self.message)
 
 
 @dataclass(frozen=True, order=True)
@@ -40,9 +38,7 @@ class DocumentWarning:
     message: str
 
     def __str__(self) -> str:
-        if self.pointer:
-            return f"Line {self.line}, {self.pointer}: {self.message}"
-        return f"Line {self.line}: {self.message}"
+        return _located(self.line, self.pointer, self.message)
 
 
 @dataclass
@@ -83,3 +79,10 @@ class DocumentProblems:
     def raise_if_any(self, what: str = "The document") -> None:
         if self.items:
             raise self.to_problem(what)
+
+
+def _located(line: int, pointer: str, message: str) -> str:
+    """``Line 9, /input/schema/requried: …``, or ``Line 12: …`` where there is no pointer."""
+    if pointer:
+        return f"Line {line}, {pointer}: {message}"
+    return f"Line {line}: {message}"
