@@ -262,18 +262,15 @@ class _Seeder:
     """Open requests in the server, and the writes the benchmark times (see above)."""
 
     def __init__(self, server: Any) -> None:
-        from moto.dynamodb.models import dynamodb_backends
-
         from parley.definitions.model import PlaybookRef
-        from parley.local.aws import LOCAL_REGION, LOCAL_TABLE, local_dynamodb_client
-        from parley.local.functions import LOCAL_ACCOUNT
+        from parley.local.aws import LOCAL_TABLE, local_dynamodb_client, moto_table
         from parley.runs.service import run_service
 
         self.server = server
         self.playbook = PlaybookRef("acme", "campaigns")
         self.client = local_dynamodb_client()
         self.table_name = LOCAL_TABLE
-        self.table = dynamodb_backends[LOCAL_ACCOUNT][LOCAL_REGION].get_table(LOCAL_TABLE)
+        self.table = moto_table(LOCAL_TABLE)
         self.runs = run_service(server.runtime)
         self.headers = [*HEADERS.items(), ("Content-Type", "application/json")]
         self.post("/definitions/interaction", {"name": "approve", "source": EXAMPLE})

@@ -75,6 +75,16 @@ class _Serialized:
         return call
 
 
+def moto_table(name: str = LOCAL_TABLE) -> Any:
+    """moto's own ``Table`` behind the emulated DynamoDB, for work that would be slow through botocore
+    (reading or loading tens of thousands of items); hold :func:`moto_lock` while using it."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from parley.local.functions import LOCAL_ACCOUNT
+
+    return dynamodb_backends[LOCAL_ACCOUNT][LOCAL_REGION].get_table(name)
+
+
 @functools.cache
 def moto_lock() -> threading.RLock:
     """The one lock of every serialized client (held across calls, it keeps the table still)."""

@@ -198,12 +198,9 @@ class LocalData:
         ]
 
     def _moto_table(self) -> Any:
-        from moto.dynamodb.models import dynamodb_backends
+        from parley.local.aws import moto_table
 
-        from parley.local.aws import LOCAL_REGION
-        from parley.local.functions import LOCAL_ACCOUNT
-
-        return dynamodb_backends[LOCAL_ACCOUNT][LOCAL_REGION].get_table(self._table)
+        return moto_table(self._table)
 
     def _objects(self) -> dict[str, str]:
         client, bucket = self._content._client, self._content.bucket

@@ -41,13 +41,11 @@ def get(client: Any, sk: str) -> dict[str, Any] | None:
 
 def seed(count: int) -> None:
     """``count`` run items, straight into moto's table (a batch write of 10,000 items takes seconds)."""
-    from moto.dynamodb.models import dynamodb_backends
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
 
-    from parley.local.aws import LOCAL_REGION
-    from parley.local.functions import LOCAL_ACCOUNT
+    from parley.local.aws import moto_table
 
-    table = dynamodb_backends[LOCAL_ACCOUNT][LOCAL_REGION].get_table(TABLE)
+    table = moto_table(TABLE)
     for i in range(count):
         attributes = key(f"RUN#{i:06d}")
         hash_value, range_value = DynamoType(attributes["pk"]), DynamoType(attributes["sk"])
