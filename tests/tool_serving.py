@@ -36,9 +36,7 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("serve-tools")
     with running_tool_server() as tools:
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers:
@@ -54,10 +52,8 @@ tool_servers:
   - name: gone
     url: {unreachable_url()}
     orgs: [acme]
-""",
-            encoding="utf-8",
-        )
-        with serving_manually(config, tmp / "serve.log") as url:
+"""
+        with serving_with(tmp, operator) as url:
             yield Served(url, tmp / "serve.log", tools)
 
 

@@ -23,7 +23,7 @@ from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
 from fake_providers import anthropic_tool_steps as tool_use
 from mcp_servers import LocalToolServer, running_tool_server
 from playwright.sync_api import Locator, Page, expect
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -124,22 +124,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with ExitStack() as stack:
         fake = stack.enter_context(FakeProviders())
         tools = stack.enter_context(running_tool_server())
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
 {grants}
 tool_servers:
   - {{ name: chat, url: "{tools.url}", orgs: [acme] }}
 models:
   allowed: [anthropic/*]
-""",
-            encoding="utf-8",
-        )
+"""
         with pytest.MonkeyPatch.context() as env:
             env.setenv("ANTHROPIC_API_KEY", "sk-ant-inbox")
             env.setenv("ANTHROPIC_BASE_URL", fake.url)
-            url = stack.enter_context(serving_manually(config, tmp / "serve.log"))
+            url = stack.enter_context(serving_with(tmp, operator))
         served = Served(url, fake, tools)
         for principal in PLAYBOOKS:
             with served.client(principal) as http:

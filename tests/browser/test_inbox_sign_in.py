@@ -30,7 +30,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -135,18 +135,16 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("serve-inbox-sign-in")
-    config = tmp / "operator.yaml"
-    config.write_text(
+    operator = (
         "principals:\n"
-        "  - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }\n",
-        encoding="utf-8",
+        "  - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }\n"
     )
     with ExitStack() as stack:
         cognito = stack.enter_context(running_cognito())
         with pytest.MonkeyPatch.context() as env:
             env.setenv("PARLEY_INBOX_COGNITO_DOMAIN", cognito.url)
             env.setenv("PARLEY_INBOX_CLIENT_ID", CLIENT_ID)
-            url = stack.enter_context(serving_manually(config, tmp / "serve.log"))
+            url = stack.enter_context(serving_with(tmp, operator))
         yield Setup(url, cognito)
 
 

@@ -17,7 +17,7 @@ import pytest
 from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
 from fake_providers import anthropic_tool_steps as tool_use
 from mcp_servers import running_tool_server
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -41,22 +41,18 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FakeP
     with ExitStack() as stack:
         fake = stack.enter_context(FakeProviders())
         tools = stack.enter_context(running_tool_server())
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers:
   - {{ name: chat, url: "{tools.url}", orgs: [acme] }}
 models:
   allowed: [anthropic/*]
-""",
-            encoding="utf-8",
-        )
+"""
         with pytest.MonkeyPatch.context() as env:
             env.setenv("ANTHROPIC_API_KEY", "sk-ant-agent-runs")
             env.setenv("ANTHROPIC_BASE_URL", fake.url)
-            url = stack.enter_context(serving_manually(config, tmp / "serve.log"))
+            url = stack.enter_context(serving_with(tmp, operator))
         yield url, fake, tools
 
 

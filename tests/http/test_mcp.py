@@ -10,16 +10,14 @@ import json
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from importlib.resources import files
-from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 import httpx
 import pytest
-from mcp_servers import LocalToolServer, running_tool_server
-from tool_serving import serving_manually
+from mcp_servers import running_tool_server
+from tool_serving import Served, serving_with
 
 pytestmark = pytest.mark.http
 
@@ -50,20 +48,11 @@ May the launch go ahead?
 GUIDES = ["interaction-format", "reasoning-format", "agent-runs", "output-shapes", "http-api"]
 
 
-@dataclass
-class Served:
-    url: str
-    log: Path
-    tools: LocalToolServer
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("serve-mcp")
     with running_tool_server() as tools:
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - id: dev
     token: {WRITER}
@@ -76,10 +65,8 @@ tool_servers:
     url: {tools.url}
     orgs: [acme]
     allowed: [post_message, thread_replies]
-""",
-            encoding="utf-8",
-        )
-        with serving_manually(config, tmp / "serve.log") as url:
+"""
+        with serving_with(tmp, operator) as url:
             yield Served(url, tmp / "serve.log", tools)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 from fake_providers import FakeProviders
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 from parley.config import PROVIDER_SETTINGS
 
@@ -33,9 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         for names in PROVIDER_SETTINGS.values():  # no built-in provider: only the gateway is configured
             for name in names:
                 environment.delenv(name, raising=False)
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
   - {{ id: viewer, token: viewer-token, grants: [{{ org: acme, playbook: launches, role: read }}] }}
@@ -46,10 +44,8 @@ models:
     - {{ name: internal, base_url: "{fake.openai_base_url}", api_key: "{GATEWAY_KEY}" }}
   catalog:
     - {{ id: internal/llama-3.3-70b, context_window: 131072, max_tokens: 8192 }}
-""",
-            encoding="utf-8",
-        )
-        with serving_manually(config, tmp / "serve.log") as url:
+"""
+        with serving_with(tmp, operator) as url:
             yield Served(url, fake)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp_servers import running_tool_server
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -41,17 +41,13 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("serve-openapi")
     with running_tool_server() as tools:
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: {TOKEN}, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers:
   - {{ name: chat, url: "{tools.url}", orgs: [acme], allowed: [post_message, thread_replies] }}
-""",
-            encoding="utf-8",
-        )
-        with serving_manually(config, tmp / "serve.log") as url:
+"""
+        with serving_with(tmp, operator) as url:
             yield Served(url, tmp / "serve.log", tmp)
 
 

@@ -33,7 +33,7 @@ from fake_providers import (
     openai_text,
 )
 from mcp_servers import unreachable_url
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -125,8 +125,7 @@ def providers() -> Iterator[FakeProviders]:
 def server(tmp_path_factory: pytest.TempPathFactory, providers: FakeProviders) -> Iterator[Server]:
     """One ``parley serve --clock manual`` for the module, its provider settings in its environment."""
     tmp = tmp_path_factory.mktemp("serve-reasoning")
-    config = tmp / "operator.yaml"
-    config.write_text(operator_config(providers), encoding="utf-8")
+    operator = operator_config(providers)
     log = tmp / "serve.log"
     with ExitStack() as stack:
         with pytest.MonkeyPatch.context() as env:  # only while the process starts: it copies os.environ
@@ -135,7 +134,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, providers: FakeProviders) -
             env.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             env.setenv("ANTHROPIC_BASE_URL", providers.url)
             env.setenv("PARLEY_RUN_WAIT_SECONDS", str(RUN_WAIT_SECONDS))
-            url = stack.enter_context(serving_manually(config, log))
+            url = stack.enter_context(serving_with(tmp, operator))
         yield Server(url, log)
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from fake_providers import MESSAGES, FakeProviders, Scripted, anthropic_text
 from mcp_servers import running_tool_server
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 pytestmark = pytest.mark.http
 
@@ -50,9 +50,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, FakeP
         fake = stack.enter_context(FakeProviders())
         tools = stack.enter_context(running_tool_server())
         tools.require_headers({"Authorization": f"Bearer {TOOL_SECRET}"})
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers:
@@ -62,13 +60,11 @@ tool_servers:
     headers: {{ Authorization: "Bearer {TOOL_SECRET}" }}
 models:
   allowed: [anthropic/*]
-""",
-            encoding="utf-8",
-        )
+"""
         with pytest.MonkeyPatch.context() as env:
             env.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
             env.setenv("ANTHROPIC_BASE_URL", fake.url)
-            url = stack.enter_context(serving_manually(config, log))
+            url = stack.enter_context(serving_with(tmp, operator))
         yield url, fake, tools, log
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import serving_manually
+from tool_serving import serving_with
 
 from parley.demo.chat import BOT_USER, Chat, Message
 from parley.demo.server import DemoChat, DemoChatOptions, running
@@ -80,9 +80,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("serve-replies")
     chat = CountingChat()
     with running(DemoChatOptions(port=0), chat) as demo:
-        config = tmp / "operator.yaml"
-        config.write_text(
-            f"""
+        operator = f"""
 principals:
   - {{ id: dev, token: dev-token, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers:
@@ -91,11 +89,9 @@ tool_servers:
     orgs: [acme]
     playbooks: [campaigns]
     allowed: [post_message, thread_replies, channel_messages]
-""",
-            encoding="utf-8",
-        )
+"""
         log = tmp / "serve.log"
-        with serving_manually(config, log) as url:
+        with serving_with(tmp, operator) as url:
             with httpx.Client(base_url=url + BASE, headers=WRITER, timeout=60) as http:
                 for name, source in FUNCTIONS.items():
                     created = http.post("/definitions/interaction", json={"name": name, "source": source})

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp_servers import unreachable_url
-from tool_serving import BASE, WRITER, serving_manually
+from tool_serving import BASE, WRITER, serving_with
 
 pytestmark = pytest.mark.http
 
@@ -84,10 +84,9 @@ Review this brief: {{ input.breif }}
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     tmp: Path = tmp_path_factory.mktemp("save-warnings")
-    config = tmp / "operator.yaml"
-    config.write_text(OPERATOR, encoding="utf-8")
+    operator = OPERATOR
     with (
-        serving_manually(config, tmp / "serve.log") as url,
+        serving_with(tmp, operator) as url,
         httpx.Client(base_url=url + BASE, headers=WRITER, timeout=30) as http,
     ):
         yield http
