@@ -48,31 +48,41 @@ DEFAULT_RUN_WAIT_SECONDS: Final = 25.0
 #: StartExecution: a run that starts waiting (run_definition, api), a reasoning run that asks a person
 #: (reason: for its first request; for a later one the execution, already running, loops back to its
 #: wait, and the start finds it exists).
-MAY_START_RUNS: Final = frozenset({"api", "mcp", "reason"})
+MAY_START_RUNS: Final = frozenset({"api", "mcp", "reason", "workflow"})
 #: SendTaskSuccess/SendTaskFailure: answer and cancel (api), an ending that raced ahead of the token
 #: (wait), expiry (timer). Never settle: it runs after the wait is over.
 MAY_END_WAITS: Final = frozenset({"api", "mcp", "wait", "timer"})
 #: CreateSchedule/DeleteSchedule (and passing the scheduler's role), and the timer queue: expiries and
 #: first attempts (api), the next attempt, the check for a lost one, the next read (timer), a reasoning
 #: run's request's expiry and its own backstop (reason).
-MAY_SCHEDULE: Final = frozenset({"api", "mcp", "timer", "reason"})
+MAY_SCHEDULE: Final = frozenset({"api", "mcp", "timer", "reason", "workflow"})
 #: lambda:InvokeFunction (asynchronous) of the timer function: work due at once, such as a delivery's
 #: first attempt, goes to the timer directly instead of through a schedule (60-second precision).
-MAY_RUN_NOW: Final = frozenset({"api", "mcp", "timer"})
+MAY_RUN_NOW: Final = frozenset({"api", "mcp", "timer", "workflow"})
 #: secretsmanager:GetSecretValue on the tool servers' header secrets: execute and call (api),
 #: deliveries, reads and tellings (timer), a reasoning run's tool calls (reason).
-MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "mcp", "timer", "reason"})
+MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "mcp", "timer", "reason", "workflow"})
 #: Read and write the content bucket.
-MAY_KEEP_CONTENT: Final = frozenset({"api", "mcp", "timer", "settle", "reason"})
+MAY_KEEP_CONTENT: Final = frozenset({"api", "mcp", "timer", "settle", "reason", "workflow"})
 #: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api).
-MAY_REASON: Final = frozenset({"api", "mcp"})
+MAY_REASON: Final = frozenset({"api", "mcp", "workflow"})
 #: bedrock:InvokeModel (and …WithResponseStream) on the models the stage names: the model calls.
 MAY_CALL_MODELS: Final = frozenset({"reason"})
 #: bedrock:ListFoundationModels, when the stage names Bedrock models: list_models reads Bedrock's list.
 MAY_LIST_MODELS: Final = frozenset({"api", "mcp"})
 #: secretsmanager:GetSecretValue on the model providers' key secrets: the model calls (reason) and the
 #: providers' model lists of list_models (api).
-MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason"})
+MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason", "workflow"})
+
+#: Workflows (workflow-format.md, "On AWS"): create a workflow's state machine and publish its versions
+#: (passing the workflows' role), start, stop and read their executions: a workflow run started or
+#: cancelled (api), a workflow a workflow calls (workflow).
+MAY_RUN_WORKFLOWS: Final = frozenset({"api", "mcp", "workflow"})
+#: SendTaskSuccess/SendTaskFailure on a workflow's call: a called run's ending answers the workflow that
+#: waits for it, wherever that ending is written (an answer or a cancel: api; an expiry: timer; an
+#: answered request settled: settle; a reasoning run's end: reason; a call that ended at once, or a called
+#: workflow's end: workflow).
+MAY_ANSWER_CALLS: Final = frozenset({"api", "mcp", "timer", "settle", "reason", "workflow"})
 
 #: The API's JWT authorizer (``parley.authorizer``): it checks tokens and nothing else.
 AUTHORIZER: Final = "authorizer"
@@ -158,6 +168,16 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         memory_mb=1536,
         timeout_s=900,
         description="Parley reason: a reasoning run's model call, its checked answer and its record",
+    ),
+    FunctionDefinition(
+        name="workflow",
+        handler="functions/workflow/handler.py",
+        # A workflow's entry (workflow-format.md, "Calling a function"): starts a called run as
+        # run_definition does (an interaction run that asks a system waits up to 70 s for its call) and
+        # writes a workflow run's ending.
+        memory_mb=1024,
+        timeout_s=85,
+        description="Parley workflow: starts the runs a workflow calls and writes its ending",
     ),
     FunctionDefinition(
         name=AUTHORIZER,
