@@ -21,8 +21,9 @@ from parley.tools.service import MAX_ARGUMENTS_BYTES
 
 _NAME_WORDS: Final = "3 to 48 characters of a-z, 0-9 and '-', starting with a letter"
 _SOURCE_WORDS: Final = (
-    f"The function document (Markdown with front matter), at most {MAX_SOURCE_BYTES:,} bytes as UTF-8; "
-    "guide://interaction-format and guide://reasoning-format say how one is written."
+    f"The document, at most {MAX_SOURCE_BYTES:,} bytes as UTF-8: a function is Markdown with front "
+    "matter, a workflow a YAML document of the Open Workflow Specification; guide://interaction-format, "
+    "guide://reasoning-format and guide://workflow-format say how each is written."
 )
 
 

@@ -21,7 +21,8 @@ TAG: Final = "Definitions"
 TYPE = Param(
     "type",
     "path",
-    "The function type: interaction (asks a person or a system, and waits) or reasoning (calls a model).",
+    "The definition's type: interaction (asks a person or a system, and waits), reasoning (calls a "
+    "model) or workflow (runs functions of the playbook one after another, on Step Functions).",
     enum=DEFINITION_TYPES,
     check=require_type,
 )
@@ -121,9 +122,11 @@ OPERATIONS: Final = (
         tag=TAG,
         summary="Save a new function document under a new name.",
         description=(
-            "Save a new function (a definition) in the playbook: its name and its source, a Markdown "
-            "document with front matter. Use it to create a function a person asked for; read "
-            "guide://interaction-format or guide://reasoning-format first. A document with problems is "
+            "Save a new function or workflow (a definition) in the playbook: its name and its source, a "
+            "Markdown document with front matter (a function) or a YAML workflow document. Use it to create "
+            "what a person asked for; read guide://interaction-format, guide://reasoning-format or "
+            "guide://workflow-format first. A workflow's definition shows its compiled state_machine. A "
+            "document with problems is "
             "refused with 422 and each problem's line and place; a name already taken (also by a retired "
             "definition) is 409. To change an existing definition, use update_definition."
         ),

@@ -28,7 +28,7 @@ TYPE_FILTER = Param(
     "query",
     "Only those of this function type.",
     enum=DEFINITION_TYPES,
-    rule="type is interaction or reasoning.",
+    rule="type is interaction, reasoning or workflow.",
 )
 
 
@@ -155,7 +155,9 @@ OPERATIONS: Final = (
             "Run a function (a definition) with an input. An interaction function's run asks its "
             "request and answers started: it waits for the answer (list_interactions shows the request, "
             "answer_interaction answers it). A reasoning function's run answers once it ends (succeeded "
-            "with its output) or, past the run wait, started (get_run shows how it ends). Give a run_id "
+            "with its output) or, past the run wait, started (get_run shows how it ends). A workflow's run "
+            "answers started while it waits (for the runs it calls: get_run shows their parent), or its "
+            "ending when nothing waited. Give a run_id "
             "of your own to retry safely: the same id and input answer the recorded result. A rejected "
             "run answers its problem (an input that does not match is 422)."
         ),

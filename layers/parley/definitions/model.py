@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-DEFINITION_TYPES: Final = ("interaction", "reasoning")
+DEFINITION_TYPES: Final = ("interaction", "reasoning", "workflow")
 
 Status = Literal["active", "retired"]
 
@@ -37,6 +37,11 @@ class Definition:
     warnings: tuple[str, ...] = field(default=())
     created_at: str = ""
     updated_at: str = ""
+    #: What the type adds to the definition as shown (a workflow's ``state_machine`` and ``schedule``).
+    shows: dict[str, Any] | None = None
+    #: The functions the definition calls, as ``type/name`` (a workflow's ``call: run_definition``
+    #: tasks): their overviews list it under **Used by**. Not shown.
+    uses: tuple[str, ...] = field(default=())
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -51,6 +56,7 @@ class Definition:
             "warnings": list(self.warnings),
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            **(self.shows or {}),
         }
 
 

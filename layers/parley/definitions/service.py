@@ -81,6 +81,8 @@ class DefinitionService:
             warnings=warnings,
             created_at=now,
             updated_at=now,
+            shows=checked.shows,
+            uses=checked.uses,
         )
         for _ in range(WRITE_ATTEMPTS):
             try:
@@ -149,6 +151,8 @@ class DefinitionService:
                 overview=checked.overview,
                 warnings=warnings,
                 updated_at=format_time(self._clock.now()),
+                shows=checked.shows,
+                uses=checked.uses,
             )
             try:
                 self._store.save_version(playbook, updated)

@@ -10,6 +10,7 @@ means (``409`` for a taken name; read again and retry for an update).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -296,6 +297,8 @@ class DynamoDefinitionStore:
             "source": definition.source,
             "overview": definition.overview,
             "warnings": list(definition.warnings),
+            **({"shows": json.dumps(definition.shows)} if definition.shows is not None else {}),
+            **({"uses": list(definition.uses)} if definition.uses else {}),
         }
 
     def _head_item(self, playbook: PlaybookRef, definition: Definition) -> dict[str, AttributeValueTypeDef]:
@@ -342,4 +345,6 @@ class DynamoDefinitionStore:
             warnings=tuple(data.get("warnings") or ()),
             created_at=data["created_at"],
             updated_at=data["updated_at"],
+            shows=json.loads(data["shows"]) if data.get("shows") else None,
+            uses=tuple(data.get("uses") or ()),
         )

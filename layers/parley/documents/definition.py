@@ -16,3 +16,7 @@ class CheckedDocument:
     body: str
     overview: str
     warnings: list[str] = field(default_factory=list)
+    #: What the type adds to the definition as shown (``Definition.shows``).
+    shows: dict[str, Any] | None = None
+    #: The functions the document calls, as ``type/name`` (``Definition.uses``).
+    uses: tuple[str, ...] = ()

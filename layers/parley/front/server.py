@@ -33,7 +33,9 @@ Parley runs functions that ask people and systems, and functions that reason wit
 asks a person (or a system, through a tool) and waits for the answer; a reasoning function calls a \
 model, maybe with tools. How to write them: the resources guide://interaction-format, \
 guide://reasoning-format and guide://agent-runs (guide://output-shapes for output schemas, \
-guide://http-api for every operation). Read the guide before create_definition or update_definition.
+guide://http-api for every operation). A workflow (type workflow, a YAML document, \
+guide://workflow-format) runs functions of the playbook one after another and decides what to do when \
+one fails or goes unanswered. Read the guide before create_definition or update_definition.
 - A run is one execution of a definition with an input (run_definition). It starts, then succeeds \
 with an output, is rejected (with a reason) or fails; get_run shows where it stands.
 - A request is what a run asks and waits for: list_interactions lists the open ones, each with its \

@@ -84,7 +84,7 @@ class LambdaContext:
 
 
 class LocalFunctions:
-    """Handlers by function name (``wait``, ``settle``, ``timer``, ``reason``, ``mcp``), each built on
+    """Handlers by function name (``wait``, ``settle``, ``timer``, ``reason``, ``workflow``, ``mcp``), each built on
     first use."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Handler]]) -> None:
@@ -134,6 +134,7 @@ def project_functions(runtime: Any) -> LocalFunctions:
             "settle": factory(entry, "build_settle_handler"),
             "timer": factory(entry, "build_timer_handler"),
             "reason": factory("parley.executions.reason", "build_reason_handler"),
+            "workflow": factory("parley.executions.workflow", "build_workflow_handler"),
             # The MCP front door (the local server's /mcp paths): its grants are checked as its own.
             "mcp": factory("parley.front.handler", "build_mcp_handler"),
         }

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # types only: a function loads the ports its events use, not 
     from parley.ports.reasoner import Reasoner
     from parley.ports.tools import ToolClient
     from parley.ports.waiting import Scheduler, Waits
+    from parley.ports.workflows import WorkflowEngine
 
 
 class DueWork(Protocol):
@@ -56,6 +57,8 @@ class Runtime:
     check_document: Checker = field(default_factory=lambda: _named("parley.runs.kinds", "check_source"))
     #: Executions that hold waiting runs (Step Functions; locally ``parley.local.executor``).
     waits: Waits | None = None
+    #: Where compiled workflows run (Step Functions; locally ``parley.local.executor``).
+    workflows: WorkflowEngine | None = None
     #: The one scheduler port (EventBridge Scheduler; locally the local scheduler and its clock).
     scheduler: Scheduler | None = None
     #: The MCP client tool servers are reached through (``parley.tools.client``); tests inject one with

@@ -17,7 +17,7 @@ condition); the others are told ``409`` (the timer does nothing). Every step is 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
 from parley.definitions.model import PlaybookRef
@@ -26,6 +26,7 @@ from parley.errors import ErrorEntry, Problem
 from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, UNDELIVERED_ERROR, RunKey
 from parley.runs import events
 from parley.runs.events import run_event
+from parley.runs.kinds import CALLER_TYPE
 from parley.runs.model import Rejection, Run, invalid_input
 from parley.runs.reading import get_run
 from parley.runs.waiting import TIMEOUT_ERROR, expiry_name
@@ -37,9 +38,19 @@ CANCEL_REASON_MAX_CHARS: Final = 1_024
 
 
 def cancel_run(
-    runs: RunService, playbook: PlaybookRef, run_id: str, *, reason: str | None, cancelled_by: str
+    runs: RunService,
+    playbook: PlaybookRef,
+    run_id: str,
+    *,
+    reason: str | None,
+    cancelled_by: str,
+    kind: str | None = None,
 ) -> Run:
-    """Cancel a waiting run: its request ends ``cancelled`` and the run ``rejected`` as cancelled."""
+    """Cancel a waiting run: its request ends ``cancelled`` and the run ``rejected`` as cancelled.
+
+    ``kind`` says why, where a workflow is involved (``workflow-format.md``, "How a run ends"): a
+    workflow run cancelled by ``cancel_run`` is ``requested``; a run its workflow no longer waits for,
+    ``parent_ended``. A cancelled workflow cancels the runs it waits for (its type's ``cancelled``)."""
     if reason is not None and not 1 <= len(reason) <= CANCEL_REASON_MAX_CHARS:
         raise invalid_input(
             [ErrorEntry("/reason", f"A reason is 1 to {CANCEL_REASON_MAX_CHARS:,} characters.")]
@@ -69,7 +80,9 @@ def cancel_run(
             )
         now = runs.runtime.clock.now()
         detail = reason if reason is not None else f"cancel_run cancelled the run (by {cancelled_by})."
-        rejection = Rejection("cancelled", detail)
+        if kind is None and run.type == CALLER_TYPE:
+            kind = "requested"
+        rejection = Rejection("cancelled", detail, kind=kind)
         ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now), input=None)
         event = run_event(
             events.RUN_REJECTED,
@@ -82,6 +95,9 @@ def cancel_run(
                 # A run that holds no request (a reasoning run at work): its ending is written while it
                 # is still started; the work that finishes later finds it ended and writes nothing.
                 runs.store.end_run(playbook, ended, event)
+                if run.type == CALLER_TYPE:
+                    caller: Any = runs.kind(CALLER_TYPE)
+                    caller.cancelled(playbook, ended, detail)
                 return replace(ended, record=None)
             runs.store.end_request(playbook, ended, "cancelled", event)
         except StoreConflict:

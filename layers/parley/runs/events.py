@@ -42,6 +42,10 @@ DELIVERY_FAILED: Final = "delivery_failed"
 DELIVERY_REFUSED: Final = "delivery_refused"
 REPLY_REFUSED: Final = "reply_refused"
 ACTIVITY_UPDATED: Final = "activity_updated"
+#: A workflow run (``workflow-format.md``, "How a run ends"): its start, and each run a task called.
+RUN_STARTED: Final = "run_started"
+CALL_STARTED: Final = "call_started"
+
 #: An agent run's requests (``agent-runs.md``, "The run's history").
 INPUT_REQUESTED: Final = "input_requested"
 APPROVAL_REQUESTED: Final = "approval_requested"
@@ -50,6 +54,8 @@ REQUEST_EXPIRED: Final = "request_expired"
 #: Each type's step within a run: the second part of the id (see the module's docstring), so that
 #: events of one moment (the manual clock stands still) list in the order they happen.
 _STEPS: Final = {
+    RUN_STARTED: 5,
+    CALL_STARTED: 50,
     INTERACTION_REQUESTED: 10,
     TOOL_CALL_STARTED: 20,
     TOOL_CALL_ANSWERED: 30,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from parley.definitions.model import PlaybookRef
-from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Rejection, Request, Run
+from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Parent, Rejection, Request, Run
 
 
 def playbook_key(playbook: PlaybookRef) -> str:
@@ -80,6 +80,8 @@ def run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:
             if "calls" in data
             else None
         ),
+        parent=Parent.from_json(json.loads(data["parent"])) if data.get("parent") else None,
+        execution=data.get("execution"),
     )
 
 

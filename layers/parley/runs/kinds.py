@@ -31,7 +31,10 @@ if TYPE_CHECKING:
 KINDS: Final[Mapping[str, str]] = {
     "interaction": "parley.interaction.kind",
     "reasoning": "parley.reasoning.kind",
+    "workflow": "parley.workflow.kind",
 }
+#: The type whose runs call others (``call: run_definition``): a called run's ending answers it.
+CALLER_TYPE: Final = "workflow"
 #: Timed work (the timer function's ``work``) that a type schedules for itself, by the type doing it.
 TIMED_WORK: Final[Mapping[str, str]] = {
     "deliver": "interaction",

@@ -39,7 +39,7 @@ def listing(
     check_limit(limit)
     kind_filter, status = filters.get("type"), filters.get("status")
     if kind_filter is not None and kind_filter not in DEFINITION_TYPES:
-        raise Problem("bad_request", "type is interaction or reasoning.")
+        raise Problem("bad_request", "type is interaction, reasoning or workflow.")
     if status is not None and status not in statuses:
         raise Problem("bad_request", f"status is one of {', '.join(statuses)}.")
     chosen = {key: value for key, value in filters.items() if value is not None}

@@ -83,6 +83,29 @@ class CalledTool:
 
 
 @dataclass(frozen=True)
+class Parent:
+    """The workflow run whose ``call: run_definition`` task started a run (``workflow-format.md``,
+    "Calling a function"): shown as ``{run_id, task}``; ``token`` is the task token the run's ending
+    answers, ``depth`` the calls above the run (the workflow's own depth plus one). Neither is shown."""
+
+    run_id: str
+    task: str
+    token: str | None = None
+    depth: int = 1
+
+    def as_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "task": self.task}
+
+    def kept(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "task": self.task, "token": self.token, "depth": self.depth}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Parent:
+        token = data.get("token")
+        return cls(str(data["run_id"]), str(data["task"]), token, int(data.get("depth", 1)))
+
+
+@dataclass(frozen=True)
 class Run:
     """A run of a definition. ``output`` is set once it succeeded, ``rejection`` once it was rejected.
 
@@ -120,6 +143,10 @@ class Run:
     #: A started run that waits for a person (``agent-runs.md``, "A run that waits"): ``{"for": "input" |
     #: "approval", "since", "expires_at"}``, read with the run by ``get_run`` only.
     waiting: dict[str, Any] | None = None
+    #: The workflow run that called this one (``http-api.md``, "Runs": ``parent``).
+    parent: Parent | None = None
+    #: A workflow run's execution (its ARN); never shown.
+    execution: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The run as ``get_run`` shows it, with its ``record`` where its type keeps one (a list reads
@@ -143,6 +170,8 @@ class Run:
             shown["waiting"] = self.waiting
         if self.finished_at is not None:
             shown["finished_at"] = self.finished_at
+        if self.parent is not None:
+            shown["parent"] = self.parent.as_json()
         if self.omitted_output_size is not None:
             shown["omitted"] = ["output"]
         if self.record is not None:

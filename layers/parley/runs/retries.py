@@ -5,10 +5,11 @@ input, and when the definition runs again instead."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
+from parley.runs.kinds import CALLER_TYPE
 from parley.runs.model import Run
 
 if TYPE_CHECKING:
@@ -30,6 +31,10 @@ def recorded(
         raise tools_called(run)
     shown = replace(run, record=None, input=None)  # as run_definition shows a run: get_run adds the record
     if run.status == "started":
+        if run.type == CALLER_TYPE:
+            caller: Any = runs.kind(CALLER_TYPE)
+            caller.rearm(playbook, run)
+            return shown
         request = runs.store.get_request(playbook, run.run_id)
         if request is not None and request.state == "open":
             runs.start_waiting(playbook, request)

@@ -19,6 +19,7 @@ listed), ``retries`` (retrying under a run id), ``store`` (the table's items and
 from __future__ import annotations
 
 import functools
+import logging
 import random
 import threading
 import time
@@ -36,9 +37,9 @@ from parley.ports.waiting import Scheduler, Waits
 from parley.runs import answering, endings, events, reading, retries, waiting
 from parley.runs.events import run_event
 from parley.runs.ids import input_digest, normalized_run_id
-from parley.runs.kinds import FunctionKind, RunStart, kind_module
+from parley.runs.kinds import CALLER_TYPE, FunctionKind, RunStart, kind_module
 from parley.runs.listing import DEFAULT_LIMIT, MAX_LIMIT
-from parley.runs.model import Event, Rejection, Run
+from parley.runs.model import Event, Parent, Rejection, Run
 from parley.runs.store import DynamoRunStore, RunTaken
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "RunService", "run_service", "runs_store_for"]
 
+LOG: Final = logging.getLogger("parley.runs")
 #: How often a write that met a concurrent one (same run id, a busy counter) is tried again.
 WRITE_ATTEMPTS: Final = 8
 
@@ -74,8 +76,21 @@ class RunService:
 
     @functools.cached_property
     def store(self) -> DynamoRunStore:
-        """The store: the one given, else one sharing the definitions' table (built on first use)."""
-        return self._given_store or runs_store_for(self._runtime)
+        """The store: the one given, else one sharing the definitions' table (built on first use). It
+        tells the caller's type of the endings of runs a workflow called (:meth:`_called_run_ended`)."""
+        store = self._given_store or runs_store_for(self._runtime)
+        store.ended = self._called_run_ended
+        return store
+
+    def _called_run_ended(self, playbook: PlaybookRef, run: Run) -> None:
+        """A run a workflow called has ended: its ending answers the workflow's task token. The ending is
+        written whatever happens here; a token that cannot be answered now is answered when the engine
+        performs the call again (the entry finds the run ended)."""
+        try:
+            caller: Any = self.kind(CALLER_TYPE)
+            caller.called_run_ended(playbook, run)
+        except Exception:
+            LOG.exception("the ending of run %s could not answer the workflow that called it", run.run_id)
 
     def kind(self, definition_type: str) -> FunctionKind:
         """The type ``definition_type`` bound to this lifecycle (through the registry)."""
@@ -97,8 +112,10 @@ class RunService:
         input_value: Any,
         run_id: str | None,
         started_by: str,
+        parent: Parent | None = None,
     ) -> Run:
-        """Run the function; the run (``started`` or ``succeeded``), or its rejection as a problem."""
+        """Run the function; the run (``started`` or ``succeeded``), or its rejection as a problem.
+        ``parent``: the workflow's call that starts it (``workflow-format.md``, "Calling a function")."""
         require_type(definition_type)
         supplied = run_id is not None
         run_id = normalized_run_id(run_id) if run_id is not None else str(uuid.uuid4())
@@ -113,7 +130,7 @@ class RunService:
                 replacing = existing.attempt
             try:
                 return self._start(
-                    playbook, definition_type, name, input_value, run_id, started_by, digest, replacing
+                    playbook, definition_type, name, input_value, run_id, started_by, digest, replacing, parent
                 )
             except RunTaken:
                 continue  # another call under the same id wrote first: read what it wrote
@@ -133,6 +150,7 @@ class RunService:
         started_by: str,
         digest: str,
         replacing: int | None,
+        parent: Parent | None,
     ) -> Run:
         definition = self._runtime.definitions.get(playbook, definition_type, name)
         if definition is None:
@@ -148,6 +166,7 @@ class RunService:
             started_by=started_by,
             input_digest=digest,
             attempt=(replacing or 0) + 1,
+            parent=parent,
         )
         if definition.status == "retired":
             retired = Problem(

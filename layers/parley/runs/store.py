@@ -58,7 +58,7 @@ from parley.runs.items import (
     runs_list_key,
     work_key,
 )
-from parley.runs.model import AnswerFact, CalledTool, Event, Request, Run
+from parley.runs.model import AnswerFact, CalledTool, Event, Parent, Request, Run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -119,6 +119,13 @@ class DynamoRunStore:
         self._table = table_name
         self._codec = ItemCodec()
         self._content = content
+        #: Told of every run ending this store has written (after the write): a run a workflow called
+        #: answers the workflow's task token (``parley.runs.service``).
+        self.ended: Callable[[PlaybookRef, Run], None] | None = None
+
+    def _told(self, playbook: PlaybookRef, run: Run) -> None:
+        if self.ended is not None and run.parent is not None and run.status != "started":
+            self.ended(playbook, run)
 
     # --- reads ---------------------------------------------------------------------------------
 
@@ -266,6 +273,7 @@ class DynamoRunStore:
             self._transact(items)
         except StoreConflict as conflict:
             raise RunTaken from conflict
+        self._told(playbook, run)
 
     def open_request(
         self,
@@ -366,12 +374,35 @@ class DynamoRunStore:
                 self._decrement(playbook),
             ]
         )
+        self._told(playbook, run)
 
     def end_run(self, playbook: PlaybookRef, run: Run, event: Event | list[Event]) -> None:
         """Write the run's ending (``run``, succeeded or rejected) and its events (such as a tool call's
         end and the run's), while it is still ``started``; :class:`StoreConflict` once it has ended."""
         events = event if isinstance(event, list) else [event]
         self._transact([self._end_run(playbook, run), *(self._put_event(playbook, e) for e in events)])
+        self._told(playbook, run)
+
+    def keep_parent_token(self, playbook: PlaybookRef, run_id: str, parent: Parent) -> None:
+        """Keep the task token a workflow's call waits on (a call the engine performed again brings a new
+        one) while the run is started; :class:`StoreConflict` once it has ended."""
+        self._transact(
+            [
+                {
+                    "Update": {
+                        "TableName": self._table,
+                        "Key": item_key(playbook_key(playbook), run_key(run_id)),
+                        "UpdateExpression": "SET #parent = :parent",
+                        "ConditionExpression": "#status = :started",
+                        "ExpressionAttributeNames": {"#parent": "parent", "#status": "status"},
+                        "ExpressionAttributeValues": {
+                            ":parent": {"S": _json(parent.kept())},
+                            ":started": {"S": "started"},
+                        },
+                    }
+                }
+            ]
+        )
 
     # --- deliveries (``parley.interaction.delivery``) ---------------------------------------------------
 
@@ -466,6 +497,8 @@ class DynamoRunStore:
             if own:
                 self.record_events(playbook, own)
             return False
+        if ending is not None:
+            self._told(playbook, ending)
         return True
 
     # --- items ---------------------------------------------------------------------------------
@@ -611,6 +644,10 @@ class DynamoRunStore:
             values["called"] = _json(run.called.as_json())
         if run.calls is not None:
             values["calls"] = [_json(called.as_json()) for called in run.calls]
+        if run.parent is not None:
+            values["parent"] = _json(run.parent.kept())
+        if run.execution is not None:
+            values["execution"] = run.execution
         put: dict[str, Any] = {"TableName": self._table, "Item": self._codec.serialize(values)}
         if replacing is None:
             put["ConditionExpression"] = "attribute_not_exists(#pk)"

@@ -117,7 +117,7 @@ def test_a_document_with_problems_is_not_saved(service: DefinitionService) -> No
     assert problem_of(lambda: service.get_definition(PLAYBOOK, "interaction", "broken")).status == 404
 
 
-@pytest.mark.parametrize("definition_type", ["workflow", "Interaction", ""])
+@pytest.mark.parametrize("definition_type", ["agent", "Interaction", ""])
 def test_other_types_have_no_definitions(service: DefinitionService, definition_type: str) -> None:
     for call in (
         lambda: service.create_definition(PLAYBOOK, definition_type, "abc", SOURCE),

@@ -70,7 +70,7 @@ def test_list_runs_newest_first_with_filters_and_pages(
     assert [r["status"] for r in succeeded[0]] == ["succeeded"] * 3
     assert pages(service.list_runs, "runs", definition_type="reasoning") == [[]]
     assert refused(service.list_runs, PLAYBOOK, status="done").status == 400
-    assert refused(service.list_runs, PLAYBOOK, definition_type="workflow").status == 400
+    assert refused(service.list_runs, PLAYBOOK, definition_type="agent").status == 400
     assert refused(service.list_runs, PLAYBOOK, limit=0).status == 400
 
 

@@ -267,7 +267,7 @@ def test_a_reasoning_run_is_not_found_without_definitions(service: RunService) -
         refused(
             service.run_definition,
             PLAYBOOK,
-            "workflow",
+            "agent",
             "x-y-z",
             input_value={},
             run_id=None,

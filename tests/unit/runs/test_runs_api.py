@@ -235,7 +235,7 @@ def test_requests_full_is_503(call: Any, load_event: LoadEvent) -> None:
 
 
 def test_an_unknown_definition_or_type_is_404(call: Any, load_event: LoadEvent) -> None:
-    for path in ("/definitions/interaction/no-such-thing/run", "/definitions/workflow/x/run"):
+    for path in ("/definitions/interaction/no-such-thing/run", "/definitions/agent/x/run"):
         is_problem(call(at(load_event("api/run_definition"), "POST", PLAYBOOK_PATH + path)), 404, "not_found")
 
 

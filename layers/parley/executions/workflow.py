@@ -1,0 +1,56 @@
+"""The entry of the ``workflow`` function (``workflow-format.md``, "Calling a function", "How a run
+ends"): the compiled state machines invoke it (``parley.workflow.engine``).
+
+- ``{"action": "call", "token", "run", "depth", "task", "attempt", "type", "name", "input"}`` (a
+  ``.waitForTaskToken`` task): start the called run and keep the token on it; its ending answers the
+  token (``parley.workflow.running``).
+- ``{"action": "end", "run", "output"}`` or ``{"action": "end", "run", "error"}``: write the run's
+  ending.
+
+Both are idempotent: Step Functions delivers at least once. Its own module, so that the other functions
+never load the workflow type.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from parley.workflow.engine import CALL_ACTION, END_ACTION
+
+if TYPE_CHECKING:
+    from parley.ports.runtime import Runtime
+
+FunctionHandler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
+
+
+def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
+    from parley.runs.service import run_service
+    from parley.workflow.running import Workflows
+
+    runs = run_service(runtime)
+
+    def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
+        workflows = runs.kind("workflow")
+        assert isinstance(workflows, Workflows)
+        action = event.get("action")
+        if action == CALL_ACTION:
+            return {"outcome": workflows.call(event)}
+        if action == END_ACTION:
+            return {"outcome": workflows.end(event)}
+        raise ValueError(f"the workflow function does not know the action {action!r}")
+
+    return handler
+
+
+def handle_workflow(event: dict[str, Any], context: object) -> dict[str, Any]:
+    """The Lambda entry of the ``workflow`` function."""
+    return _default()(event, context)
+
+
+@functools.cache
+def _default() -> FunctionHandler:
+    from parley.aws.environment import runtime_from_environment
+
+    return build_workflow_handler(runtime_from_environment())

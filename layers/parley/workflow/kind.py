@@ -1,0 +1,38 @@
+"""Workflows as the run lifecycle sees them (``parley.runs.kinds``): check a document and write its
+overview and compiled state machine; run it (``parley.workflow.running``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from parley.documents.definition import CheckedDocument
+    from parley.runs.service import RunService
+    from parley.workflow.running import Workflows
+
+
+def check(source: str) -> CheckedDocument:
+    """Check a workflow when it is saved (``workflow-format.md``), and compile it: the definition shows
+    the compiled ``state_machine`` (the entry function's ARN as a placeholder) and its ``schedule``."""
+    from parley.documents.definition import CheckedDocument
+    from parley.workflow.compiler import compile_workflow
+    from parley.workflow.document import MEDIA_TYPE, check_workflow_document
+    from parley.workflow.overview import write_workflow_overview
+
+    document = check_workflow_document(source)
+    compiled = compile_workflow(document.data)
+    return CheckedDocument(
+        media_type=MEDIA_TYPE,
+        description=document.description,
+        front_matter={},
+        body="",
+        overview=write_workflow_overview(document.data),
+        shows={"state_machine": compiled.definition, "schedule": document.schedule},
+        uses=tuple(dict.fromkeys(f"{call.type}/{call.name}" for call in document.calls)),
+    )
+
+
+def bind(runs: RunService) -> Workflows:
+    from parley.workflow.running import Workflows
+
+    return Workflows(runs)
