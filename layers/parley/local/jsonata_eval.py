@@ -39,6 +39,7 @@ __all__ = [
     "TIME_LIMIT_MS",
     "Expression",
     "ExpressionFailed",
+    "check_syntax",
     "evaluate",
     "expression_text",
     "parse_template",
@@ -134,6 +135,11 @@ def evaluate(text: str, bindings: Mapping[str, Any], *, now: Callable[[], dateti
     if result is None:
         raise ExpressionFailed(f"The JSONata expression '{text}' returned nothing (undefined).")
     return _to_json(result, text)
+
+
+def check_syntax(text: str) -> None:
+    """Parse ``text`` (kept for later evaluations); raises :class:`ExpressionFailed` if it does not parse."""
+    _parsed(text)
 
 
 # -- parsing ---------------------------------------------------------------------------------------------
