@@ -45,7 +45,14 @@ output:
 ---
 May the launch go ahead?
 """
-GUIDES = ["interaction-format", "reasoning-format", "agent-runs", "output-shapes", "http-api"]
+GUIDES = [
+    "interaction-format",
+    "reasoning-format",
+    "agent-runs",
+    "output-shapes",
+    "workflow-format",
+    "http-api",
+]
 
 
 @pytest.fixture(scope="module")

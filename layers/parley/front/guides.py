@@ -48,6 +48,13 @@ GUIDES: Final = (
         "The JSON Schema a function's output may take, and how a model is held to it.",
     ),
     Guide(
+        "workflow-format",
+        "Workflows",
+        "How a workflow is written: an Open Workflow Specification document (YAML) that calls the "
+        "playbook's functions, its tasks, expressions, errors, retries and catches, how its run ends, what "
+        "runs on AWS, and its bounds. Read it before creating or changing a workflow definition.",
+    ),
+    Guide(
         "http-api",
         "HTTP API",
         "Every operation (the tools of this server are the same), its routes, problems and grants.",

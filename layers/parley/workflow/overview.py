@@ -469,6 +469,8 @@ class _Chart:
             def fork() -> None:
                 for branch in range(len(branches.tasks)):
                     self.route(branches, branch, [_Loose(node)])
+                if not branches.tasks:
+                    leave([_Loose(node)])
 
             self._pending.append(fork)
         elif kind != "raise":

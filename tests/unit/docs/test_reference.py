@@ -20,7 +20,14 @@ ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"
 REFERENCE = DOCS / "reference"
 PACKAGE = ROOT / "layers" / "parley" / "reference"
-PAGES = ("interaction-format", "reasoning-format", "agent-runs", "output-shapes", "http-api")
+PAGES = (
+    "interaction-format",
+    "reasoning-format",
+    "agent-runs",
+    "output-shapes",
+    "workflow-format",
+    "http-api",
+)
 
 #: What a person reads in the README and under docs/ (the reference pages are among them).
 MARKDOWN = (ROOT / "README.md", *sorted(DOCS.rglob("*.md")))

@@ -334,6 +334,7 @@ def test_the_guides_are_listed_and_read(rpc: Call) -> None:
         "guide://reasoning-format",
         "guide://agent-runs",
         "guide://output-shapes",
+        "guide://workflow-format",
         "guide://http-api",
     ]
     assert all(r["mimeType"] == "text/markdown" for r in listed)

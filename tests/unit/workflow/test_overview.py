@@ -348,6 +348,18 @@ do:
     ]
 
 
+def test_the_reference_page_shows_the_example_file_and_the_longer_example() -> None:
+    page = (ROOT / "docs" / "reference" / "workflow-format.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```yaml\n(.*?)^```$", page, re.M | re.S)
+    example = (ROOT / "examples" / "definitions" / "brief-approval.yaml").read_text(encoding="utf-8")
+
+    assert blocks[:2] == [example, REVIEW_AND_APPROVE]
+    overview = _overview(example)
+    chart = _chart(overview)
+    assert ("approval: try", "unanswered (410, expired)", "unanswered: set verdict, note") in chart.readable
+    assert "- **owner**: text, required." in _section(overview, "What it needs")
+
+
 # --- what it needs, produces, and the description ----------------------------------------------------
 
 
@@ -640,6 +652,11 @@ def test_odd_values_still_get_an_overview(data: dict[str, Any]) -> None:
     assert overview.endswith("\n") and not overview.endswith("\n\n")
     if "```mermaid" in overview:
         _chart(overview)
+
+
+def test_a_fork_without_branches_goes_on() -> None:
+    chart = _chart(write_workflow_overview({"do": [{"k": {"fork": {"branches": []}}}]}))
+    assert chart.leaving("k: fork, every branch at once") == {(None, "End")}
 
 
 def test_a_workflow_with_no_tasks_says_so() -> None:
