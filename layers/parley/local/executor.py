@@ -27,22 +27,27 @@ follows the clock; without one, by a real-time scheduler of its own (one thread 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
+import re
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.infrastructure.functions import MAY_END_WAITS, MAY_START_RUNS
+from parley.infrastructure.functions import MAY_ANSWER_CALLS, MAY_END_WAITS, MAY_RUN_WORKFLOWS, MAY_START_RUNS
 from parley.infrastructure.state_machine import execution_input, state_machine_definition
 from parley.local.aws import LOCAL_REGION
 from parley.local.functions import LOCAL_ACCOUNT, require_grant
 from parley.local.steps import (
     RUNNING,
+    RUNTIME_ERROR,
     TIMEOUT_ERROR,
     Execution,
     Outcome,
@@ -55,6 +60,7 @@ from parley.ports.waiting import RunKey
 if TYPE_CHECKING:
     from moto.core.config import DefaultConfig
 
+    from parley.local.jsonata_states import WorkflowExecution, WorkflowMachine
     from parley.local.scheduler import LocalScheduler
 
 __all__ = ["TIMEOUT_ERROR", "LocalExecutor", "SettleTimeout", "local_aws"]
@@ -72,6 +78,8 @@ WORKERS: Final = 8
 MAX_ERROR: Final = 256
 MAX_CAUSE: Final = 32_768
 LOG: Final = logging.getLogger("parley.local")
+#: Step Functions' names of state machines and executions.
+_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
 
 @contextlib.contextmanager
@@ -103,11 +111,32 @@ class _Record:
     token: str | None = None
 
 
-class LocalExecutor:
-    """The local ``Waits``. ``invoke(name, event)`` runs the function ``wait``, ``settle`` or ``reason``.
+@dataclass(eq=False, slots=True)
+class _WorkflowRecord:
+    """A workflow's execution, and what the executor does with it."""
 
-    ``scheduler`` (the manual clock's) times the waits' backstops; without it, a real-time scheduler of
-    the executor's own does. :meth:`close` when done.
+    execution: WorkflowExecution
+    machine: WorkflowMachine
+    #: What its timers are named after on the scheduler.
+    key: str
+    #: Its steps are queued or running on the pool (it is not at rest).
+    busy: bool = False
+    #: Its first run has happened.
+    started: bool = False
+    #: What happened to it since it last ran, in order: ``("token", token, outcome)``, ``("fire",
+    #: timer)``, ``("stop", error, cause)``.
+    events: deque[tuple[Any, ...]] = field(default_factory=deque)
+    #: The tokens the executor maps to it, and the timers it has on the scheduler.
+    tokens: set[str] = field(default_factory=set)
+    timers: set[str] = field(default_factory=set)
+
+
+class LocalExecutor:
+    """The local ``Waits`` and ``WorkflowEngine``. ``invoke(name, event)`` runs the function ``wait``,
+    ``settle``, ``reason`` or ``workflow``.
+
+    ``scheduler`` (the manual clock's) times the waits' backstops and the workflows' timers; without it,
+    a real-time scheduler of the executor's own does. :meth:`close` when done.
     """
 
     def __init__(
@@ -128,13 +157,21 @@ class LocalExecutor:
         self.wait_function = f"parley-wait-{suffix}"
         self.settle_function = f"parley-settle-{suffix}"
         self.reason_function = f"parley-reason-{suffix}"
+        self.workflow_function = f"parley-workflow-{suffix}"
+        #: The workflow entry's ARN, in place of ``parley.workflow.engine.ENTRY_FUNCTION`` in workflows.
+        self.workflow_function_arn = self.function_arn(self.workflow_function)
         self._functions = {
             self.function_arn(self.wait_function): "wait",
             self.function_arn(self.settle_function): "settle",
             self.function_arn(self.reason_function): "reason",
+            self.workflow_function_arn: "workflow",
         }
         #: The ASL it runs: the dict ``cdk deploy`` ships, with local ARNs.
-        self.definition: Final = state_machine_definition(*self._functions)
+        self.definition: Final = state_machine_definition(
+            self.function_arn(self.wait_function),
+            self.function_arn(self.settle_function),
+            self.function_arn(self.reason_function),
+        )
         self._machine = StateMachine(
             self.definition, arn=self.state_machine_arn, invoke=self._run_function, on_token=self._on_token
         )
@@ -147,6 +184,12 @@ class LocalExecutor:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="parley-steps")
         self._scheduler = scheduler
         self._own_scheduler: LocalScheduler | None = None
+        #: Workflows: each state machine's versions (version ``n`` at index ``n - 1``), the executions,
+        #: and the tokens their tasks wait for.
+        self._machines: dict[str, list[WorkflowMachine]] = {}
+        self._creating = threading.Lock()
+        self._workflows: dict[str, _WorkflowRecord] = {}
+        self._workflow_tokens: dict[str, _WorkflowRecord] = {}
 
     @staticmethod
     def function_arn(name: str) -> str:
@@ -180,12 +223,35 @@ class LocalExecutor:
         self._submit(record)
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
-        require_grant(MAY_END_WAITS, "end a wait (states:SendTaskSuccess)")
-        self._signal(token, TaskSucceeded(json.loads(json.dumps(dict(output)))))
+        """SendTaskSuccess, to a run's wait or a workflow's task."""
+        outcome = TaskSucceeded(json.loads(json.dumps(dict(output))))
+        if self._answers_call(token, "SendTaskSuccess"):
+            self._signal_workflow(token, outcome)
+        else:
+            self._signal(token, outcome)
 
     def fail(self, token: str, error: str, cause: str) -> None:
-        require_grant(MAY_END_WAITS, "end a wait (states:SendTaskFailure)")
-        self._signal(token, TaskFailed(error[:MAX_ERROR], cause[:MAX_CAUSE]))
+        """SendTaskFailure, to a run's wait or a workflow's task."""
+        outcome = TaskFailed(error[:MAX_ERROR], cause[:MAX_CAUSE])
+        if self._answers_call(token, "SendTaskFailure"):
+            self._signal_workflow(token, outcome)
+        else:
+            self._signal(token, outcome)
+
+    def _answers_call(self, token: str, operation: str) -> bool:
+        """Whether ``token`` is a workflow's task's, once the caller's grant for it is checked: a run's
+        wait is ended by the functions the stack lets end waits, a workflow's call answered by those it
+        lets answer calls; a token that is neither (any more) by either, to no effect."""
+        with self._changed:
+            workflow = token in self._workflow_tokens
+            run = token in self._tokens
+        if workflow:
+            require_grant(MAY_ANSWER_CALLS, f"answer a workflow's call (states:{operation})")
+        elif run:
+            require_grant(MAY_END_WAITS, f"end a wait (states:{operation})")
+        else:
+            require_grant(MAY_END_WAITS | MAY_ANSWER_CALLS, f"end a wait (states:{operation})")
+        return workflow
 
     def _signal(self, token: str, outcome: Outcome) -> None:
         """End the wait of ``token``. A token that is spent (or unknown) ends nothing, as on AWS, where
@@ -304,6 +370,232 @@ class LocalExecutor:
         if self._scheduler is not None or self._own_scheduler is not None:
             self._timer().forget(self._backstop_name(execution))
 
+    # -- workflows (the WorkflowEngine port) -------------------------------------------------------------
+
+    def create_state_machine(self, name: str, definition: Mapping[str, Any]) -> str:
+        """The ARN of the version of the state machine ``name`` that runs ``definition``
+        (``…:stateMachine:<name>:<n>``): the version made before for the same definition, else a new one.
+        The definition is checked as Step Functions checks it (``UnsupportedDefinition`` for what the
+        local interpreter does not run); the workflow entry's placeholder becomes this executor's
+        ``workflow`` function."""
+        require_grant(MAY_RUN_WORKFLOWS, "create a workflow's state machine (states:CreateStateMachine)")
+        from parley.local.jsonata_states import WorkflowMachine
+        from parley.workflow.engine import with_entry
+
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"a state machine's name is 1 to 80 letters, digits, - and _: {name!r}")
+        resolved = with_entry(json.loads(json.dumps(dict(definition))), self.workflow_function_arn)
+        with self._creating:  # one at a time: a version's number is the count before it, plus one
+            with self._changed:
+                versions = list(self._machines.get(name, []))
+            for machine in versions:
+                if machine.definition == resolved:
+                    return machine.arn
+            made = WorkflowMachine(
+                resolved,
+                arn=f"{self._machine_arn(name)}:{len(versions) + 1}",
+                invoke=self._run_function,
+                on_token=self._on_workflow_token,
+                now=self._now,
+            )
+            with self._changed:
+                self._machines.setdefault(name, []).append(made)
+            return made.arn
+
+    def start_execution(self, state_machine_arn: str, name: str, input_value: Any) -> str:
+        """Start the execution ``name`` of a state machine's version (its latest for an ARN without one)
+        and answer its ARN (``…:execution:<machine>:<name>``). A second start of the same name does
+        nothing and answers the same ARN."""
+        require_grant(MAY_RUN_WORKFLOWS, "start a workflow's execution (states:StartExecution)")
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"an execution's name is 1 to 80 letters, digits, - and _: {name!r}")
+        with self._changed:
+            machine = self._machine_of(state_machine_arn)
+            prefix, _, rest = machine.arn.partition(":stateMachine:")
+            arn = f"{prefix}:execution:{rest.split(':', 1)[0]}:{name}"
+            if self._closed:
+                raise RuntimeError("the local executor is closed")
+            record = self._workflows.get(arn)
+            if record is not None:
+                if record.busy:  # on its way somewhere: what the caller reads next comes after
+                    self._watched.add(arn)
+                return arn
+            execution = machine.start(arn, name, json.loads(json.dumps(input_value)))
+            record = _WorkflowRecord(execution, machine, key=uuid.uuid4().hex[:12], busy=True)
+            self._workflows[arn] = record
+            self._watched.add(arn)
+        self._submit_workflow(record)
+        return arn
+
+    def stop_execution(self, execution_arn: str, error: str, cause: str) -> None:
+        """``StopExecution``: the execution ends ``ABORTED`` where it is; the tokens it waits for are spent
+        and its timers dropped. Nothing for one that has ended (or is unknown)."""
+        require_grant(MAY_RUN_WORKFLOWS, "stop a workflow's execution (states:StopExecution)")
+        with self._changed:
+            record = self._workflows.get(execution_arn)
+            if record is None or record.execution.status != RUNNING:
+                return
+            if record.busy:  # its steps run: the stop comes before anything else that is waiting
+                record.events.appendleft(("stop", error[:MAX_ERROR], cause[:MAX_CAUSE]))
+                self._watched.add(execution_arn)
+                return
+            record.machine.abort(record.execution, error[:MAX_ERROR], cause[:MAX_CAUSE])
+            self._reconcile(record)
+            self._changed.notify_all()
+
+    def describe_execution(self, execution_arn: str) -> dict[str, Any]:
+        """``DescribeExecution``: ``status`` (``RUNNING``, ``SUCCEEDED``, ``FAILED``, ``ABORTED``,
+        ``TIMED_OUT``; ``UNKNOWN`` for no such execution), ``output``, ``error``, ``cause``, and where it
+        is known, ``name``, ``stateMachineArn``, ``input``, ``startDate``, ``stopDate``."""
+        require_grant(MAY_RUN_WORKFLOWS, "read a workflow's execution (states:DescribeExecution)")
+        with self._changed:
+            record = self._workflows.get(execution_arn)
+            if record is None:
+                return {"status": "UNKNOWN", "output": None, "error": None, "cause": None}
+            execution = record.execution
+            return {
+                "executionArn": execution.arn,
+                "stateMachineArn": record.machine.arn,
+                "name": execution.name,
+                "status": execution.status,
+                "input": execution.input,
+                "output": execution.output,
+                "error": execution.error,
+                "cause": execution.cause,
+                "startDate": execution.start_time,
+                "stopDate": execution.stop_time,
+            }
+
+    def execution_history(self, execution_arn: str) -> list[dict[str, Any]]:
+        """``GetExecutionHistory``: the events, oldest first (``id``, ``type``, ``name`` of the state,
+        ``timestamp``; ``error`` and ``cause`` for a failure). Empty for no such execution."""
+        require_grant(MAY_RUN_WORKFLOWS, "read a workflow's execution (states:GetExecutionHistory)")
+        with self._changed:
+            record = self._workflows.get(execution_arn)
+            events = [] if record is None else list(record.execution.history)
+        return [dict(event) for event in events]
+
+    def _machine_arn(self, name: str) -> str:
+        return f"arn:aws:states:{LOCAL_REGION}:{LOCAL_ACCOUNT}:stateMachine:{name}"
+
+    def _machine_of(self, arn: str) -> WorkflowMachine:
+        """The version an ARN names (the latest for an ARN without a version)."""
+        _, _, rest = arn.partition(":stateMachine:")
+        name, _, version = rest.partition(":")
+        versions = self._machines.get(name) if rest else None
+        if not versions:
+            raise LookupError(f"no state machine {arn}")
+        if not version:
+            return versions[-1]
+        if not version.isdigit() or not 1 <= int(version) <= len(versions):
+            raise LookupError(f"no state machine version {arn}")
+        return versions[int(version) - 1]
+
+    def _now(self) -> datetime:
+        return self._scheduler.clock.now() if self._scheduler is not None else datetime.now(UTC)
+
+    def _on_workflow_token(self, execution: WorkflowExecution, token: str) -> None:
+        """A workflow's task made a token: SendTask calls may use it from now on (the function it is sent
+        to may even answer it during its own invocation)."""
+        with self._changed:
+            record = self._workflows[execution.arn]
+            record.tokens.add(token)
+            self._workflow_tokens[token] = record
+
+    def _signal_workflow(self, token: str, outcome: Outcome) -> None:
+        with self._changed:
+            record = self._workflow_tokens.pop(token, None)
+            if record is None or record.execution.status != RUNNING:
+                return
+            record.tokens.discard(token)
+            self._queue(record, ("token", token, outcome))
+
+    def _fire_workflow(self, arn: str, timer: str) -> None:
+        """A workflow's timer fell due (a Wait's end, a task's or the execution's timeout)."""
+        with self._changed:
+            record = self._workflows.get(arn)
+            if record is None or record.execution.status != RUNNING:
+                return
+            record.timers.discard(timer)
+            self._queue(record, ("fire", timer))
+
+    def _queue(self, record: _WorkflowRecord, event: tuple[Any, ...]) -> None:
+        """Hand ``event`` to the execution (held by the caller: the lock)."""
+        record.events.append(event)
+        self._watched.add(record.execution.arn)
+        if record.busy:  # its steps run: it takes the event when they return
+            return
+        record.busy = True
+        self._submit_workflow(record)
+
+    def _submit_workflow(self, record: _WorkflowRecord) -> None:
+        try:
+            self._pool.submit(self._drive_workflow, record)
+        except RuntimeError:  # closed meanwhile: the execution stays where it is
+            with self._changed:
+                record.busy = False
+                self._changed.notify_all()
+
+    def _drive_workflow(self, record: _WorkflowRecord) -> None:
+        """Run the execution, then what happened to it meanwhile, until it is at rest."""
+        execution, machine = record.execution, record.machine
+        with self._changed:
+            self._running_steps += 1
+        try:
+            while True:
+                with self._changed:
+                    event: tuple[Any, ...] | None = None
+                    if record.started:
+                        if not record.events or execution.status != RUNNING:
+                            record.events.clear()
+                            record.busy = False
+                            self._reconcile(record)
+                            self._changed.notify_all()
+                            return
+                        event = record.events.popleft()
+                    record.started = True
+                try:
+                    if event is None:
+                        machine.run(execution)
+                    elif event[0] == "token":
+                        machine.resume(execution, event[1], event[2])
+                    elif event[0] == "fire":
+                        machine.fire(execution, event[1])
+                    else:
+                        machine.abort(execution, event[1], event[2])
+                except Exception:  # a bug of the interpreter: the execution cannot go on
+                    LOG.exception("the local workflow interpreter failed in execution %s", execution.name)
+                    machine.abort(execution, RUNTIME_ERROR, "The local interpreter failed.")
+                with self._changed:
+                    self._reconcile(record)
+        finally:
+            with self._changed:
+                self._running_steps -= 1
+                self._changed.notify_all()
+
+    def _reconcile(self, record: _WorkflowRecord) -> None:
+        """Make the executor's tokens and timers of the execution what it waits for (held: the lock)."""
+        execution = record.execution
+        for token in record.tokens - set(execution.tokens):
+            if self._workflow_tokens.get(token) is record:
+                del self._workflow_tokens[token]
+        record.tokens &= set(execution.tokens)
+        due = execution.due()
+        gone = record.timers - set(due)
+        if gone:
+            timer = self._timer()
+            for name in gone:
+                timer.forget(f"workflow-{record.key}-{name}")
+            record.timers -= gone
+        for name, at in due.items():
+            if name not in record.timers:
+                record.timers.add(name)
+                self._timer().call_at(
+                    f"workflow-{record.key}-{name}",
+                    at,
+                    functools.partial(self._fire_workflow, execution.arn, name),
+                )
+
     # -- what the server and tests read ----------------------------------------------------------------
 
     def status(self, execution_arn: str) -> str:
@@ -330,9 +622,17 @@ class LocalExecutor:
 
     # -- settling ---------------------------------------------------------------------------------------
 
+    def _busy(self, arn: str) -> bool:
+        record = self._executions.get(arn)
+        if record is not None:
+            return record.busy
+        workflow = self._workflows.get(arn)
+        return workflow is not None and workflow.busy
+
     def settle(self, timeout: float | None = None) -> None:
         """Return once every execution started or signalled since has come to rest: parked on a token
-        (its wait function has run) or ended (its settle step has written the run's ending).
+        (its wait function has run) or ended (its settle step has written the run's ending); for a
+        workflow's, every branch parked on a token or a timer, or ended.
 
         Raises :class:`SettleTimeout` after ``timeout`` (default ``settle_within``) seconds; what did not
         settle by then is no longer waited for.
@@ -340,7 +640,7 @@ class LocalExecutor:
         deadline = time.monotonic() + (self.settle_within if timeout is None else timeout)
         with self._changed:
             while True:
-                self._watched = {arn for arn in self._watched if self._executions[arn].busy}
+                self._watched = {arn for arn in self._watched if self._busy(arn)}
                 if not self._watched:
                     return
                 left = deadline - time.monotonic()
@@ -367,7 +667,12 @@ class LocalExecutor:
                 if record.execution.status == RUNNING:
                     self._forget_backstop(record.execution)
                     self._machine.abort(record.execution)
+            for workflow in self._workflows.values():
+                if workflow.execution.status == RUNNING:
+                    workflow.machine.abort(workflow.execution)
+                self._reconcile(workflow)
             self._tokens.clear()
+            self._workflow_tokens.clear()
             self._watched.clear()
             self._changed.notify_all()
         if self._own_scheduler is not None:

@@ -170,7 +170,7 @@ def _message(exc: jsonata.JException) -> str:
     return f"{exc.error}: {message}" if exc.error and not message.startswith(exc.error) else message
 
 
-# -- values between JSON and jsonata-python ------------------------------------------------------------
+# -- values between JSON and jsonata-python --------------------------------------------------------------
 
 
 def _to_jsonata(value: Any) -> Any:
@@ -214,7 +214,7 @@ def _arguments(args: Sequence[Any] | None) -> list[Any]:
     return [None if arg is None else _to_json(arg, "") for arg in (args or [])]
 
 
-# -- Step Functions' functions -----------------------------------------------------------------------
+# -- Step Functions' functions ---------------------------------------------------------------------------
 
 
 class _Native:

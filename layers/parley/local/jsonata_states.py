@@ -146,7 +146,7 @@ _CATCH_FIELDS: Final = frozenset({"ErrorEquals", "Next", "Output", "Assign", "Co
 _LAMBDA_ARGUMENTS: Final = frozenset({"FunctionName", "Payload"})
 
 
-# -- the checked definition ---------------------------------------------------------------------------
+# -- the checked definition ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,7 @@ class _Branch:
     states: Mapping[str, _State]
 
 
-# -- executions -----------------------------------------------------------------------------------------
+# -- executions ------------------------------------------------------------------------------------------
 
 
 @dataclass(eq=False, slots=True)
@@ -309,7 +309,7 @@ class WorkflowMachine:
         self.definition: Final = definition
         self._main, self.timeout_seconds = _checked(definition)
 
-    # -- executions -----------------------------------------------------------------------------------
+    # -- executions --------------------------------------------------------------------------------------
 
     def start(self, arn: str, name: str, input_value: Any) -> WorkflowExecution:
         """A new execution at its first state; :meth:`run` runs it."""
@@ -395,7 +395,7 @@ class WorkflowMachine:
         self._stop_all(execution)
         self._end(execution, ABORTED, "ExecutionAborted", error=error, cause=cause)
 
-    # -- running frames -----------------------------------------------------------------------------------
+    # -- running frames ----------------------------------------------------------------------------------
 
     def _tick(self, execution: WorkflowExecution, frame: Frame) -> bool:
         """One step of ``frame`` (a state, or one state of each of its running branches); ``False`` when
@@ -610,7 +610,7 @@ class WorkflowMachine:
         except _FrameFailed as uncaught:
             self._fail_frame(frame, uncaught.failure)
 
-    # -- leaving a state, failing -------------------------------------------------------------------------
+    # -- leaving a state, failing ------------------------------------------------------------------------
 
     def _leave(
         self,
@@ -709,7 +709,7 @@ class WorkflowMachine:
         frame.error = failure.error
         frame.cause = failure.cause
 
-    # -- parking and stopping -----------------------------------------------------------------------------
+    # -- parking and stopping ----------------------------------------------------------------------------
 
     def _unpark(self, execution: WorkflowExecution, frame: Frame) -> None:
         if frame.token is not None:
@@ -760,7 +760,7 @@ class WorkflowMachine:
             details["cause"] = cause
         self._event(execution, event, "", **details)
 
-    # -- values ---------------------------------------------------------------------------------------------
+    # -- values ------------------------------------------------------------------------------------------
 
     def _bindings(
         self,
@@ -831,7 +831,7 @@ class WorkflowMachine:
         execution.history.append(event)
 
 
-# -- helpers ----------------------------------------------------------------------------------------------
+# -- helpers ---------------------------------------------------------------------------------------------
 
 
 def _machine_name(arn: str) -> str:
@@ -886,7 +886,7 @@ def _check_size(state: _State, what: str, value: Any) -> None:
         )
 
 
-# -- checking a definition ----------------------------------------------------------------------------------
+# -- checking a definition -------------------------------------------------------------------------------
 
 
 def _checked(definition: Mapping[str, Any]) -> tuple[_Branch, int | None]:

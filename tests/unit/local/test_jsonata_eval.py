@@ -32,7 +32,7 @@ def fails(text: str, **bindings: Any) -> str:
     return caught.value.message
 
 
-# -- values ------------------------------------------------------------------------------------------------
+# -- values ----------------------------------------------------------------------------------------------
 
 
 def test_variables_are_bound_and_results_are_plain_json() -> None:
@@ -144,7 +144,7 @@ def test_parse_and_no_eval() -> None:
     assert "$eval is not available" in fails("$eval('1 + 1')")
 
 
-# -- the time limit ---------------------------------------------------------------------------------------
+# -- the time limit --------------------------------------------------------------------------------------
 
 
 def test_an_endless_expression_fails_instead_of_running_on() -> None:
@@ -160,7 +160,7 @@ def test_a_huge_loop_fails() -> None:
     assert fails("$count($range(0, 100000000, 1))")
 
 
-# -- templates ---------------------------------------------------------------------------------------------
+# -- templates -------------------------------------------------------------------------------------------
 
 
 def test_a_template_is_an_expression_only_when_the_whole_string_is_one() -> None:
