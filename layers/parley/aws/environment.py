@@ -16,24 +16,28 @@ if TYPE_CHECKING:
     from parley.ports.content import ContentStore
     from parley.ports.reasoner import Reasoner
     from parley.ports.waiting import Scheduler, Waits
+    from parley.ports.workflows import WorkflowEngine
 
 
 def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtime:
     """The runtime of a deployed function: the table named by ``PARLEY_TABLE``, the system clock, the
-    operator configuration (:func:`operator_from_environment`), and the waits and scheduler adapters of
-    ``PARLEY_STATE_MACHINE_ARN`` and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN``
-    (each left out when its variables are not set). Every AWS client is made on its first call: the
-    mcp function's first requests need no DynamoDB, and most events neither Step Functions nor the
-    scheduler (a client costs its service's model, tens of milliseconds of a cold start)."""
+    operator configuration (:func:`operator_from_environment`), and the waits, workflows and scheduler
+    adapters of ``PARLEY_STATE_MACHINE_ARN``, ``PARLEY_WORKFLOW_PREFIX``/``…_ROLE_ARN``/``…_FUNCTION_ARN``
+    and ``PARLEY_SCHEDULE_GROUP``/``…_ROLE_ARN``/``PARLEY_TIMER_FUNCTION_ARN`` (each left out when its
+    variables are not set). Every AWS client is made on its first call: the mcp function's first
+    requests need no DynamoDB, and most events neither Step Functions nor the scheduler (a client costs
+    its service's model, tens of milliseconds of a cold start); the waits and the workflows share one."""
     from parley.config import EnvironmentSettings
 
     env = os.environ if environ is None else environ
     settings = EnvironmentSettings.from_environment(env)
+    stepfunctions = lazy_client("stepfunctions")
     return Runtime(
         definitions=DynamoDefinitionStore(lazy_client("dynamodb"), settings.table_name),
         clock=SystemClock(),
         operator=operator_from_environment(env),
-        waits=waits_from_environment(env),
+        waits=waits_from_environment(env, client=stepfunctions),
+        workflows=workflows_from_environment(env, client=stepfunctions),
         scheduler=scheduler_from_environment(env),
         content=content_from_environment(env),
         reasoner=reasoner_from_environment(env),
@@ -77,15 +81,41 @@ def content_from_environment(environ: Mapping[str, str]) -> ContentStore | None:
     return S3ContentStore(lazy_client("s3"), bucket) if bucket else None
 
 
-def waits_from_environment(environ: Mapping[str, str]) -> Waits | None:
-    """Step Functions ``Waits`` on ``PARLEY_STATE_MACHINE_ARN``; ``None`` without it."""
+def waits_from_environment(environ: Mapping[str, str], *, client: Any = None) -> Waits | None:
+    """Step Functions ``Waits`` on ``PARLEY_STATE_MACHINE_ARN`` (through ``client``, else a lazy client of
+    its own); ``None`` without it."""
     from parley.aws.stepfunctions import StepFunctionsWaits
     from parley.infrastructure.functions import STATE_MACHINE_ARN_VARIABLE
 
     arn = environ.get(STATE_MACHINE_ARN_VARIABLE)
     if not arn:
         return None
-    return StepFunctionsWaits(lazy_client("stepfunctions"), arn)
+    return StepFunctionsWaits(client if client is not None else lazy_client("stepfunctions"), arn)
+
+
+def workflows_from_environment(environ: Mapping[str, str], *, client: Any = None) -> WorkflowEngine | None:
+    """Workflows on Step Functions (``parley.aws.workflows``): state machines named from
+    ``PARLEY_WORKFLOW_PREFIX``, running as ``PARLEY_WORKFLOW_ROLE_ARN``, invoking
+    ``PARLEY_WORKFLOW_FUNCTION_ARN`` (through ``client``, else a lazy client of its own); ``None`` unless
+    all three are set."""
+    from parley.aws.workflows import StepFunctionsWorkflows
+    from parley.infrastructure.functions import (
+        WORKFLOW_FUNCTION_ARN_VARIABLE,
+        WORKFLOW_PREFIX_VARIABLE,
+        WORKFLOW_ROLE_ARN_VARIABLE,
+    )
+
+    prefix = environ.get(WORKFLOW_PREFIX_VARIABLE)
+    role = environ.get(WORKFLOW_ROLE_ARN_VARIABLE)
+    function = environ.get(WORKFLOW_FUNCTION_ARN_VARIABLE)
+    if not (prefix and role and function):
+        return None
+    return StepFunctionsWorkflows(
+        client if client is not None else lazy_client("stepfunctions"),
+        prefix=prefix,
+        role_arn=role,
+        workflow_function_arn=function,
+    )
 
 
 def scheduler_from_environment(environ: Mapping[str, str]) -> Scheduler | None:

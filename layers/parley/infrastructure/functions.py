@@ -40,6 +40,15 @@ REASON_FUNCTION_ARN_VARIABLE: Final = "PARLEY_REASON_FUNCTION_ARN"
 #: default; on AWS at most the API's integration timeout less 5 s).
 RUN_WAIT_SECONDS_VARIABLE: Final = "PARLEY_RUN_WAIT_SECONDS"
 DEFAULT_RUN_WAIT_SECONDS: Final = 25.0
+#: Workflows (workflow-format.md, "On AWS"): the start of every workflow state machine's name, the stage's
+#: own (``parley-<stage>-``), so that the grants on the stage's workflow machines reach no other stage's.
+WORKFLOW_PREFIX_VARIABLE: Final = "PARLEY_WORKFLOW_PREFIX"
+#: The one role every workflow state machine runs as (passed on each CreateStateMachine): it may invoke the
+#: workflow function and nothing else.
+WORKFLOW_ROLE_ARN_VARIABLE: Final = "PARLEY_WORKFLOW_ROLE_ARN"
+#: The workflow function, which every workflow state machine's tasks invoke (put in place of the compiled
+#: machine's placeholder, ``parley.workflow.engine.ENTRY_FUNCTION``).
+WORKFLOW_FUNCTION_ARN_VARIABLE: Final = "PARLEY_WORKFLOW_FUNCTION_ARN"
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
