@@ -601,11 +601,16 @@ def test_the_token_reaches_the_function_before_it_is_invoked(
     functions: Functions, clock: ManualClock
 ) -> None:
     told: list[str] = []
+
+    def invoke(function: str, payload: Any) -> Any:
+        told.append("invoked")
+        return {}
+
     definition = {"QueryLanguage": "JSONata", "StartAt": "Ask", "States": {"Ask": parked(End=True)}}
     machine = WorkflowMachine(
         definition,
         arn=MACHINE_ARN,
-        invoke=lambda function, payload: told.append("invoked") or {},
+        invoke=invoke,
         on_token=lambda execution, token: told.append("token"),
         now=clock.now,
     )
