@@ -123,6 +123,8 @@ class _WorkflowRecord:
     busy: bool = False
     #: Its first run has happened.
     started: bool = False
+    #: The thread that runs its steps (while it is busy).
+    driver: int | None = None
     #: What happened to it since it last ran, in order: ``("token", token, outcome)``, ``("fire",
     #: timer)``, ``("stop", error, cause)``.
     events: deque[tuple[Any, ...]] = field(default_factory=deque)
@@ -429,7 +431,9 @@ class LocalExecutor:
 
     def stop_execution(self, execution_arn: str, error: str, cause: str) -> None:
         """``StopExecution``: the execution ends ``ABORTED`` where it is; the tokens it waits for are spent
-        and its timers dropped. Nothing for one that has ended (or is unknown)."""
+        and its timers dropped. Nothing for one that has ended (or is unknown). An execution whose step is
+        under way stops once that step returns: the call waits for it (at most ``settle_within``), unless
+        it comes from within that step (a function the execution invoked)."""
         require_grant(MAY_RUN_WORKFLOWS, "stop a workflow's execution (states:StopExecution)")
         with self._changed:
             record = self._workflows.get(execution_arn)
@@ -438,6 +442,11 @@ class LocalExecutor:
             if record.busy:  # its steps run: the stop comes before anything else that is waiting
                 record.events.appendleft(("stop", error[:MAX_ERROR], cause[:MAX_CAUSE]))
                 self._watched.add(execution_arn)
+                if record.driver == threading.get_ident():
+                    return  # asked from within the execution's own step: it stops when the step returns
+                deadline = time.monotonic() + self.settle_within
+                while record.busy and (left := deadline - time.monotonic()) > 0:
+                    self._changed.wait(left)
                 return
             record.machine.abort(record.execution, error[:MAX_ERROR], cause[:MAX_CAUSE])
             self._reconcile(record)
@@ -541,6 +550,7 @@ class LocalExecutor:
         execution, machine = record.execution, record.machine
         with self._changed:
             self._running_steps += 1
+            record.driver = threading.get_ident()
         try:
             while True:
                 with self._changed:
@@ -549,6 +559,7 @@ class LocalExecutor:
                         if not record.events or execution.status != RUNNING:
                             record.events.clear()
                             record.busy = False
+                            record.driver = None
                             self._reconcile(record)
                             self._changed.notify_all()
                             return

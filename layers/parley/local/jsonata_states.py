@@ -106,6 +106,8 @@ TIMED_OUT: Final = "TIMED_OUT"
 #: Step Functions' payload limit (a state's input, output, a task's result, a variable).
 MAX_PAYLOAD: Final = 256 * 1024
 MAX_TIMEOUT_SECONDS: Final = 99_999_999
+#: Step Functions' limit on an execution's history: past it, the execution fails.
+MAX_HISTORY: Final = 25_000
 _UNCATCHABLE: Final = UNCATCHABLE | {DATA_LIMIT_ERROR}
 _DEFAULT_MAX_ATTEMPTS: Final = 3
 _ROLE_ARN: Final = "arn:aws:iam::123456789012:role/parley-local-workflows"
@@ -326,7 +328,16 @@ class WorkflowMachine:
     def run(self, execution: WorkflowExecution) -> None:
         """Run until every branch is parked (on a token or a timer) or the execution has ended."""
         while execution.status == RUNNING and self._tick(execution, execution.root):
-            pass
+            if len(execution.history) >= MAX_HISTORY:
+                self._stop_all(execution)
+                self._end(
+                    execution,
+                    FAILED,
+                    "ExecutionFailed",
+                    error=RUNTIME_ERROR,
+                    cause=f"The execution's history reached Step Functions' limit of {MAX_HISTORY:,} events.",
+                )
+                return
         root = execution.root
         if execution.status != RUNNING or root.status == RUNNING:
             return

@@ -497,3 +497,34 @@ def test_on_the_real_clock_a_wait_ends_on_its_own(executor: LocalExecutor, entry
     while status(executor, execution) == "RUNNING" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert status(executor, execution) == "SUCCEEDED"
+
+
+def test_a_stop_during_a_step_waits_for_the_step_and_one_from_within_it_does_not(
+    executor: LocalExecutor, entry: Entry
+) -> None:
+    arn = executor.create_state_machine("wf-abc-ask", ASK)
+    calling = threading.Event()
+    release = threading.Event()
+
+    def slow_call(token: str) -> None:
+        calling.set()
+        release.wait(10)
+
+    entry.answer_at_once = slow_call
+    first = executor.start_execution(arn, "run-1", {})
+    assert calling.wait(10)
+    stopper = threading.Thread(
+        target=lambda: executor.stop_execution(first, "Parley.Cancelled", "cancel_run")
+    )
+    stopper.start()
+    release.set()
+    stopper.join(10)
+    assert status(executor, first) == "ABORTED"
+    assert entry.ends() == []
+
+    # The execution's own function stops it (a workflow cancelled from its own call): no deadlock.
+    second = arn.replace(":stateMachine:", ":execution:").rsplit(":", 1)[0] + ":run-2"
+    entry.answer_at_once = lambda token: executor.stop_execution(second, "Parley.Cancelled", "within")
+    assert executor.start_execution(arn, "run-2", {}) == second
+    executor.settle()
+    assert (status(executor, second), executor.describe_execution(second)["cause"]) == ("ABORTED", "within")

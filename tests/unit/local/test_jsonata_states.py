@@ -1282,3 +1282,19 @@ def test_a_state_output_past_the_payload_limit_ends_the_execution(
 def test_what_it_does_not_interpret_is_refused_when_built(definition: dict[str, Any], reason: str) -> None:
     with pytest.raises(UnsupportedDefinition, match=reason.replace("$", r"\$").replace(".", r"\.")):
         WorkflowMachine(definition, arn=MACHINE_ARN, invoke=lambda function, payload: None)
+
+
+def test_an_endless_loop_ends_at_step_functions_history_limit(
+    functions: Functions, clock: ManualClock
+) -> None:
+    machine = machine_of(
+        {
+            "Again": {"Type": "Pass", "Next": "Loop"},
+            "Loop": {"Type": "Choice", "Choices": [{"Condition": True, "Next": "Again"}]},
+        },
+        functions,
+        clock,
+    )
+    execution = run(machine)
+    assert (execution.status, execution.error) == ("FAILED", RUNTIME_ERROR)
+    assert "25,000 events" in (execution.cause or "")
