@@ -122,16 +122,16 @@ class StepFunctionsWorkflows:
         if known is not None:
             return known
         machine_arn = self.state_machine_arn(name)
-        version = self._published(machine_arn, description)
+        exists, version = self._published(machine_arn, description)
         if version is None:
             text = json.dumps(dict(definition), separators=(",", ":"), ensure_ascii=False)
-            version = self._publish(machine, machine_arn, text, description)
+            version = self._publish(machine, machine_arn, text, description, exists=exists)
         _remember(self._versions, (machine, description), version)
         return version
 
-    def _published(self, machine_arn: str, description: str) -> str | None:
-        """The newest version of the machine that says ``description``; ``None`` when none of the newest
-        :data:`MAX_VERSIONS_SEARCHED` does, or the machine does not exist."""
+    def _published(self, machine_arn: str, description: str) -> tuple[bool, str | None]:
+        """Whether the machine exists, and its newest version that says ``description`` (``None`` when
+        none of the newest :data:`MAX_VERSIONS_SEARCHED` does)."""
         searched = 0
         kwargs: dict[str, Any] = {"stateMachineArn": machine_arn, "maxResults": MAX_VERSIONS_SEARCHED}
         while True:
@@ -141,17 +141,17 @@ class StepFunctionsWorkflows:
                 ignore={"StateMachineDoesNotExist"},
             )
             if page is None:
-                return None
+                return False, None
             for item in page.get("stateMachineVersions", []):
                 arn = str(item["stateMachineVersionArn"])
                 if self._description_of(arn) == description:
-                    return arn
+                    return True, arn
                 searched += 1
                 if searched >= MAX_VERSIONS_SEARCHED:
-                    return None
+                    return True, None
             token = page.get("nextToken")
             if not token:
-                return None
+                return True, None
             kwargs["nextToken"] = token
 
     def _description_of(self, version_arn: str) -> str | None:
@@ -171,25 +171,28 @@ class StepFunctionsWorkflows:
         _remember(self._descriptions, version_arn, description)
         return description
 
-    def _publish(self, machine: str, machine_arn: str, text: str, description: str) -> str:
-        """Publish a version of ``text``: create the machine, else update it, with ``publish``."""
+    def _publish(self, machine: str, machine_arn: str, text: str, description: str, *, exists: bool) -> str:
+        """Publish a version of ``text``: create the machine with ``publish`` unless it ``exists`` (or
+        another caller has just made it), else update it with ``publish``."""
         from botocore.exceptions import ClientError
 
         action = "publish the workflow's state machine"
         try:
-            created = _call(
-                action,
-                lambda: self._client.create_state_machine(
-                    name=machine,
-                    definition=text,
-                    roleArn=self.role_arn,
-                    type="STANDARD",
-                    publish=True,
-                    versionDescription=description,
-                ),
-                ignore={"StateMachineAlreadyExists"},
-                unavailable=PUBLISH_UNAVAILABLE_CODES,
-            )
+            created = None
+            if not exists:
+                created = _call(
+                    action,
+                    lambda: self._client.create_state_machine(
+                        name=machine,
+                        definition=text,
+                        roleArn=self.role_arn,
+                        type="STANDARD",
+                        publish=True,
+                        versionDescription=description,
+                    ),
+                    ignore={"StateMachineAlreadyExists"},
+                    unavailable=PUBLISH_UNAVAILABLE_CODES,
+                )
             if created is not None and created.get("stateMachineVersionArn"):
                 return str(created["stateMachineVersionArn"])
             # The machine exists (made for an earlier definition, or by another caller just now).
