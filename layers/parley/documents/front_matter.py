@@ -4,7 +4,8 @@
 strings; anchors, aliases and tags are rejected; a key appears once in a mapping; numbers are finite;
 nesting stops at 72 levels. PyYAML resolves scalars by YAML 1.1 and builds values recursively, so only its
 event stream is used here: values are built without recursion, and every node's mark gives the line that a
-problem names (:class:`LineIndex`).
+problem names (:class:`LineIndex`), and its column for the documents that show one (a workflow, whose whole
+source is this YAML: ``load_front_matter(..., columns=True)``).
 """
 
 from __future__ import annotations
@@ -74,11 +75,18 @@ class LineIndex:
     node (such as a missing required field) it gives the nearest ancestor's, and the root is the line of
     the opening ``---``. ``value_line_of`` gives the line a value's text starts on, which differs for a
     block scalar (``|`` or ``>``): templates count their own lines from there.
+
+    ``column_of`` and ``value_column_of`` give the 1-based columns of the same places (the root's is 1),
+    and ``spans`` the characters a scalar value takes in the YAML text (start and end index, its quotes
+    included), so a place inside a value can be found in the source.
     """
 
     root_line: int = 1
     keys: dict[str, int] = field(default_factory=dict)
     values: dict[str, int] = field(default_factory=dict)
+    columns: dict[str, int] = field(default_factory=dict)
+    value_columns: dict[str, int] = field(default_factory=dict)
+    spans: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def get(self, pointer: str) -> int | None:
         return self.keys.get(pointer)
@@ -97,6 +105,20 @@ class LineIndex:
     def value_line_of(self, pointer: str) -> int:
         line = self.values.get(pointer)
         return line if line is not None else self.line_of(pointer)
+
+    def column_of(self, pointer: str) -> int:
+        while pointer:
+            column = self.columns.get(pointer)
+            if column is not None:
+                return column
+            pointer = pointer[: pointer.rfind("/")] if "/" in pointer else ""
+        return 1
+
+    def value_column_of(self, pointer: str) -> int:
+        """The column a value starts at; where its line is not known, the column ``line_of`` goes with."""
+        if pointer in self.values:
+            return self.value_columns.get(pointer, 1)
+        return self.column_of(pointer)
 
 
 class LoadedFrontMatter(NamedTuple):
@@ -122,6 +144,7 @@ class _Frame:
     depth: int
     key: object = _KEY_PENDING
     key_line: int = 0
+    key_column: int = 0
 
 
 def _events(yaml_text: str) -> Iterator[yaml.Event]:
@@ -141,11 +164,16 @@ def _shown(text: str) -> str:
 class _Reader:
     """Builds the front matter's value from the event stream, collecting problems as it goes."""
 
-    def __init__(self, yaml_text: str, first_line: int) -> None:
+    def __init__(
+        self, yaml_text: str, first_line: int, *, columns: bool, subject: str, max_nesting: int
+    ) -> None:
         self.first_line = first_line
         self.breaks = [i for i, char in enumerate(yaml_text) if char == "\n"]
         self.lines = LineIndex(root_line=max(first_line - 1, 1))
         self.problems: list[DocumentProblem] = []
+        self.with_columns = columns
+        self.subject = subject
+        self.max_nesting = max_nesting
         self.stack: list[_Frame] = []
         self.root: Any = None
         self.has_root = False
@@ -158,8 +186,17 @@ class _Reader:
     def line_of_mark(self, mark: Any) -> int:
         return self.line_at(mark.index) if mark is not None else self.lines.root_line
 
-    def problem(self, line: int, pointer: str, message: str) -> None:
-        self.problems.append(DocumentProblem(max(line, 1), pointer, message))
+    def column_at(self, index: int) -> int:
+        """The 1-based column of a character index, counted in characters from the line's start."""
+        before = bisect_left(self.breaks, index)
+        return index + 1 if before == 0 else index - self.breaks[before - 1]
+
+    def column_of_mark(self, mark: Any) -> int:
+        return self.column_at(mark.index) if mark is not None else 1
+
+    def problem(self, line: int, pointer: str, message: str, column: int = 0) -> None:
+        shown = max(column, 1) if self.with_columns else 0
+        self.problems.append(DocumentProblem(max(line, 1), pointer, message, shown))
 
     def read(self, events: Iterator[yaml.Event]) -> None:
         for event in events:
@@ -167,7 +204,10 @@ class _Reader:
                 self.documents += 1
                 if self.documents > 1:
                     self.problem(
-                        self.line_of_mark(event.start_mark), "", "The front matter is one YAML document"
+                        self.line_of_mark(event.start_mark),
+                        "",
+                        f"{self.subject} is one YAML document",
+                        self.column_of_mark(event.start_mark),
                     )
                     raise _Stop
             elif isinstance(event, yaml.NodeEvent):
@@ -196,41 +236,54 @@ class _Reader:
     def start(self, event: yaml.NodeEvent) -> None:
         pointer, near, depth = self.place()
         line = self.line_of_mark(event.start_mark)
+        column = self.column_of_mark(event.start_mark)
         if self.stack:
             parent = self.stack[-1]
             if isinstance(parent.value, list):
                 if pointer is not None:
                     self.lines.keys[pointer] = line
+                    self.lines.columns[pointer] = column
             elif parent.key is _KEY_PENDING:
                 parent.key_line = line
+                parent.key_column = column
         if isinstance(event, yaml.AliasEvent):
-            self.problem(line, near, f"Aliases (*{event.anchor}) are not allowed: write the value out")
+            self.problem(
+                line, near, f"Aliases (*{event.anchor}) are not allowed: write the value out", column
+            )
             if self.stack and self.stack[-1].key is _KEY_PENDING and isinstance(self.stack[-1].value, dict):
                 self.stack[-1].key = _KEY_REFUSED  # an alias as a key: one problem is enough
             else:
                 self.deliver(None, pointer, line)
             return
         if event.anchor is not None:
-            self.problem(line, near, f"Anchors (&{event.anchor}) are not allowed: write the value out")
+            self.problem(
+                line, near, f"Anchors (&{event.anchor}) are not allowed: write the value out", column
+            )
         tag = getattr(event, "tag", None)
         if tag is not None:
             self.problem(
-                line, near, f"Tags such as {_tag_name(tag)} are not allowed: write the value plainly"
+                line, near, f"Tags such as {_tag_name(tag)} are not allowed: write the value plainly", column
             )
         if isinstance(event, yaml.ScalarEvent):
             value_line = line + 1 if event.style in ("|", ">") else line
-            self.deliver(self.scalar(event, line, near), pointer, value_line)
+            value = self.scalar(event, line, near, column)
+            if pointer is not None:
+                self.lines.value_columns.setdefault(pointer, column)
+                if event.start_mark is not None and event.end_mark is not None:
+                    self.lines.spans.setdefault(pointer, (event.start_mark.index, event.end_mark.index))
+            self.deliver(value, pointer, value_line)
             return
         assert isinstance(event, yaml.CollectionStartEvent)
-        if depth + 1 > MAX_NESTING:
-            self.problem(line, near, f"Nesting is limited to {MAX_NESTING} levels")
+        if depth + 1 > self.max_nesting:
+            self.problem(line, near, f"Nesting is limited to {self.max_nesting} levels", column)
             raise _Stop
         if pointer is not None:
             self.lines.values[pointer] = line
+            self.lines.value_columns[pointer] = column
         container: dict[str, Any] | list[Any] = {} if isinstance(event, yaml.MappingStartEvent) else []
         self.stack.append(_Frame(container, pointer, near, depth + 1))
 
-    def scalar(self, event: yaml.ScalarEvent, line: int, near: str) -> Any:
+    def scalar(self, event: yaml.ScalarEvent, line: int, near: str, column: int) -> Any:
         """The value of a scalar by the core schema; quoted and block scalars are always text."""
         text: str = event.value
         if event.style not in (None, "") or event.tag is not None:
@@ -249,15 +302,15 @@ class _Reader:
             if _INT_HEX.fullmatch(text):
                 return int(text[2:], 16)
         except ValueError:  # more digits than ``int`` reads
-            self.problem(line, near, f"The number {_shown(text)} is too long")
+            self.problem(line, near, f"The number {_shown(text)} is too long", column)
             return None
         if _NOT_FINITE.fullmatch(text):
-            self.problem(line, near, f"Numbers must be finite: quote {text} to keep it as text")
+            self.problem(line, near, f"Numbers must be finite: quote {text} to keep it as text", column)
             return None
         if _FLOAT.fullmatch(text):
             number = float(text)
             if not math.isfinite(number):
-                self.problem(line, near, f"Numbers must be finite: {_shown(text)} is too large")
+                self.problem(line, near, f"Numbers must be finite: {_shown(text)} is too large", column)
                 return None
             return number
         return text
@@ -284,33 +337,46 @@ class _Reader:
 
     def key(self, parent: _Frame, key: Any) -> None:
         assert isinstance(parent.value, dict)
-        line = parent.key_line
+        line, column = parent.key_line, parent.key_column
         if not isinstance(key, str):
             if isinstance(key, dict | list):
                 message = "A key is text, not a mapping or a list"
             else:
                 shown = "null" if key is None else str(key).lower() if isinstance(key, bool) else str(key)
                 message = f"A key is text: quote {shown} to use it as a key"
-            self.problem(line, parent.near, message)
+            self.problem(line, parent.near, message, column)
             parent.key = _KEY_REFUSED
             return
         pointer = f"{parent.pointer}/{escape_token(key)}" if parent.pointer is not None else None
         if key in parent.value:
-            self.problem(line, pointer or parent.near, f"The key {_shown(key)} appears twice in this mapping")
+            self.problem(
+                line, pointer or parent.near, f"The key {_shown(key)} appears twice in this mapping", column
+            )
             parent.key = _KEY_REFUSED
             return
         parent.key = key
         parent.value[key] = None  # keeps the key's place, so a repeat is seen even before its value ends
         if pointer is not None:
             self.lines.keys[pointer] = line
+            self.lines.columns[pointer] = column
 
 
-def load_front_matter(yaml_text: str, first_line: int) -> LoadedFrontMatter | list[DocumentProblem]:
+def load_front_matter(
+    yaml_text: str,
+    first_line: int,
+    *,
+    columns: bool = False,
+    subject: str = "The front matter",
+    max_nesting: int = MAX_NESTING,
+) -> LoadedFrontMatter | list[DocumentProblem]:
     """Read the front matter as a mapping, or return every problem found, each with its line.
 
     ``first_line`` is the document line of the YAML text's first line (2 after an opening ``---``).
+    A document read whole as YAML (a workflow) passes ``columns=True`` for problems that name their
+    column, its own ``subject`` for the problems about the whole text ("The workflow document is one
+    YAML document") and its own bound on nesting.
     """
-    reader = _Reader(yaml_text, first_line)
+    reader = _Reader(yaml_text, first_line, columns=columns, subject=subject, max_nesting=max_nesting)
     try:
         reader.read(_events(yaml_text))
     except _Stop:
@@ -318,30 +384,40 @@ def load_front_matter(yaml_text: str, first_line: int) -> LoadedFrontMatter | li
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = reader.line_at(mark.index) if mark is not None else reader.lines.root_line
-        reader.problem(line, "", _syntax_message(exc))
+        reader.problem(line, "", _syntax_message(exc, max_nesting), reader.column_of_mark(mark))
     except yaml.reader.ReaderError as exc:
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)
-        reader.problem(reader.line_at(exc.position), "", f"The character U+{code:04X} is not allowed in YAML")
+        reader.problem(
+            reader.line_at(exc.position),
+            "",
+            f"The character U+{code:04X} is not allowed in YAML",
+            reader.column_at(exc.position),
+        )
     except UnicodeError as exc:  # libyaml reads UTF-8, which a lone surrogate cannot be written in
         start = exc.start if isinstance(exc, UnicodeEncodeError) else 0
-        reader.problem(reader.line_at(start), "", "The front matter is not valid text")
+        reader.problem(reader.line_at(start), "", f"{subject} is not valid text", reader.column_at(start))
     except yaml.YAMLError as exc:
-        reader.problem(reader.lines.root_line, "", f"The front matter is not valid YAML: {exc}")
+        reader.problem(reader.lines.root_line, "", f"{subject} is not valid YAML: {exc}")
     if reader.problems:
         return reader.problems
+    shown_column = 1 if columns else 0
     if not reader.has_root or reader.root is None:
-        return [DocumentProblem(reader.lines.root_line, "", "The front matter is empty: write its fields")]
+        return [
+            DocumentProblem(reader.lines.root_line, "", f"{subject} is empty: write its fields", shown_column)
+        ]
     if not isinstance(reader.root, dict):
         return [
-            DocumentProblem(first_line, "", "The front matter is a mapping of fields, such as 'name: value'")
+            DocumentProblem(
+                first_line, "", f"{subject} is a mapping of fields, such as 'name: value'", shown_column
+            )
         ]
     return LoadedFrontMatter(reader.root, reader.lines)
 
 
-def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+def _syntax_message(exc: yaml.MarkedYAMLError, max_nesting: int = MAX_NESTING) -> str:
     problem = (exc.problem or "").strip()
     if problem == "exceeded maximum nesting depth":  # libyaml's own limit, met while looking ahead
-        return f"Nesting is limited to {MAX_NESTING} levels"
+        return f"Nesting is limited to {max_nesting} levels"
     context = (exc.context or "").strip()
     text = f"{problem} ({context})" if problem and context else problem or context or "not valid"
     return f"Invalid YAML: {text}"

@@ -3,12 +3,14 @@
 The format pages say how a rejected document lists them ("How a document is checked"):
 ``Line 4, /config/temperature: Expected number``; a problem found twice is reported once; at most
 20 in line order, then one line that counts the rest, such as ``Line 23: 5881 more issues are not
-shown``. Every problem is reported under the request pointer ``/source``.
+shown``. Every problem is reported under the request pointer ``/source``. A workflow, whose whole source
+is YAML, names the column too: ``Line 14, column 22, /do/1/approval/with/input/owner: …``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import total_ordering
 from typing import Final
 
 from parley.errors import ErrorEntry, Problem
@@ -16,16 +18,30 @@ from parley.errors import ErrorEntry, Problem
 MAX_SHOWN: Final = 20
 
 
-@dataclass(frozen=True, order=True)
+@total_ordering
+@dataclass(frozen=True)
 class DocumentProblem:
-    """One problem: 1-based line of the source, JSON Pointer into the front matter ('' for none)."""
+    """One problem: 1-based line of the source, JSON Pointer into the front matter ('' for none).
+
+    ``column`` is the 1-based column for the document types that show one (a workflow's YAML:
+    ``Line 14, column 22, /do/1/…: …``); ``0`` shows none. Problems sort by line, then column.
+    """
 
     line: int
     pointer: str
     message: str
+    column: int = 0
 
     def __str__(self) -> str:
-        return _located(self.line, self.pointer, self.message)
+        return _located(self.line, self.pointer, self.message, self.column)
+
+    def _order(self) -> tuple[int, int, str, str]:
+        return (self.line, self.column, self.pointer, self.message)
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, DocumentProblem):
+            return NotImplemented
+        return self._order() < other._order()
 
 
 @dataclass(frozen=True, order=True)
@@ -47,8 +63,8 @@ class DocumentProblems:
 
     items: list[DocumentProblem] = field(default_factory=list)
 
-    def add(self, line: int, pointer: str, message: str) -> None:
-        self.items.append(DocumentProblem(max(line, 1), pointer, message))
+    def add(self, line: int, pointer: str, message: str, column: int = 0) -> None:
+        self.items.append(DocumentProblem(max(line, 1), pointer, message, max(column, 0)))
 
     def extend(self, problems: list[DocumentProblem]) -> None:
         self.items.extend(problems)
@@ -81,8 +97,10 @@ class DocumentProblems:
             raise self.to_problem(what)
 
 
-def _located(line: int, pointer: str, message: str) -> str:
-    """``Line 9, /input/schema/requried: …``, or ``Line 12: …`` where there is no pointer."""
+def _located(line: int, pointer: str, message: str, column: int = 0) -> str:
+    """``Line 9, /input/schema/requried: …``, or ``Line 12: …`` where there is no pointer; with a
+    column, ``Line 14, column 22, /do/1/approval: …``."""
+    where = f"Line {line}, column {column}" if column > 0 else f"Line {line}"
     if pointer:
-        return f"Line {line}, {pointer}: {message}"
-    return f"Line {line}: {message}"
+        return f"{where}, {pointer}: {message}"
+    return f"{where}: {message}"
