@@ -1,7 +1,7 @@
 """One stage of Parley: the table and the content bucket, the operator configuration, the token issuer,
 the layer and functions, the run's state machine and the scheduler, reasoning runs and their model calls,
-the dead-letter queues, the API and the alarms, wired with least-privilege grants
-(``parley.infrastructure.functions``: ``MAY_*``)."""
+the workflows' role and grants, the dead-letter queues, the API and the alarms, wired with
+least-privilege grants (``parley.infrastructure.functions``: ``MAY_*``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from parley.config import OPERATOR_CONFIG_PARAMETER_VARIABLE
 from parley.infrastructure.functions import (
     AUTHORIZER,
     CONTENT_BUCKET_VARIABLE,
+    MAY_ANSWER_CALLS,
     MAY_CALL_MODELS,
     MAY_END_WAITS,
     MAY_KEEP_CONTENT,
@@ -27,6 +28,7 @@ from parley.infrastructure.functions import (
     MAY_READ_TOOL_SECRETS,
     MAY_REASON,
     MAY_RUN_NOW,
+    MAY_RUN_WORKFLOWS,
     MAY_SCHEDULE,
     MAY_START_RUNS,
     REASON_FUNCTION_ARN_VARIABLE,
@@ -53,6 +55,7 @@ from parley_cdk.options import DeploymentOptions, default_model_secrets, default
 from parley_cdk.settings import StageSettings
 from parley_cdk.timer_queue import TimerQueue
 from parley_cdk.waiting import RunStateMachine, Scheduling, function_arn, state_machine_arn
+from parley_cdk.workflows import WorkflowMachines
 
 #: Asynchronous invocations of the timer: Lambda tries an event this many more times, for at most
 #: this long, before it goes to the timer's failure queue.
@@ -107,6 +110,12 @@ class ParleyStack(Stack):
         self.timer_queue = TimerQueue(self, "TimerQueue", settings=settings)
         self.timer_arn = function_arn(self, settings.resource_name("timer"))
         self.reason_arn = function_arn(self, settings.resource_name("reason"))
+        self.workflows = WorkflowMachines(
+            self,
+            "Workflows",
+            settings=settings,
+            function_arn=function_arn(self, settings.resource_name("workflow")),
+        )
         self.compute = Compute(
             self,
             "Compute",
@@ -143,6 +152,7 @@ class ParleyStack(Stack):
         self._grant_reasoning()
         self._grant_models()
         self._grant_model_secrets()
+        self._grant_workflows()
         self._catch_timer_failures()
         self._catch_reason_failures()
         self.api = HttpApi(
@@ -344,6 +354,21 @@ class ParleyStack(Stack):
                     "GetSecretValue only).",
                 )
 
+    def _grant_workflows(self) -> None:
+        """Workflows (``parley_cdk.workflows``): the machines' role invokes the workflow function;
+        ``MAY_RUN_WORKFLOWS`` make the machines and run them (passing that role); ``MAY_ANSWER_CALLS``
+        answer their tasks' tokens; every function that builds a runtime knows the machines' prefix, the
+        role and the workflow function (``PARLEY_WORKFLOW_*``)."""
+        workflows = self.workflows
+        workflows.allow_invoking(self.compute.functions["workflow"])
+        for function in self._runtime_functions().values():
+            for name, value in workflows.environment.items():
+                function.add_environment(name, value)
+        for name in sorted(MAY_RUN_WORKFLOWS):
+            workflows.allow_running(self._role(name))
+        for name in sorted(MAY_ANSWER_CALLS):
+            workflows.allow_answering(self._role(name))
+
     def _catch_timer_failures(self) -> None:
         self.compute.functions["timer"].configure_async_invoke(
             on_failure=destinations.SqsDestination(self.dead_letters.timer_failures),
@@ -399,6 +424,10 @@ class ParleyStack(Stack):
             "TableName": (self.data.table.table_name, "The DynamoDB table"),
             "ContentBucketName": (self.data.content.bucket_name, "The S3 bucket of large content"),
             "StateMachineArn": (self.runs.state_machine.state_machine_arn, "Waiting runs' executions"),
+            "WorkflowStateMachines": (
+                self.workflows.names,
+                "Every workflow's state machine (made at run time, one per workflow, not by the stack)",
+            ),
         }
         if auth.user_pool is not None and auth.client is not None:
             outputs["UserPoolId"] = (auth.user_pool.user_pool_id, "The Cognito user pool of the API's users")

@@ -262,7 +262,9 @@ def test_only_the_functions_that_call_tool_servers_read_their_secrets_and_only_t
         tool_secrets = secret_arn(f"parley/{stage}/tool-servers/*")
 
         assert (
-            readers_of(template, tool_secrets) == MAY_READ_TOOL_SECRETS == {"api", "mcp", "timer", "reason"}
+            readers_of(template, tool_secrets)
+            == MAY_READ_TOOL_SECRETS
+            == {"api", "mcp", "timer", "reason", "workflow"}
         )
         for name in MAY_READ_TOOL_SECRETS:
             (statement,) = secret_statements(template, name, tool_secrets)
@@ -278,7 +280,11 @@ def test_only_the_api_and_reason_functions_read_model_secrets_and_only_the_stage
     for stage, template in (("dev", dev), ("prod", prod), ("dev", chosen)):
         model_secrets = secret_arn(f"parley/{stage}/models/*")
 
-        assert readers_of(template, model_secrets) == MAY_READ_MODEL_SECRETS == {"api", "mcp", "reason"}
+        assert (
+            readers_of(template, model_secrets)
+            == MAY_READ_MODEL_SECRETS
+            == {"api", "mcp", "reason", "workflow"}
+        )
         for name in MAY_READ_MODEL_SECRETS:
             (statement,) = secret_statements(template, name, model_secrets)
             assert statement["Action"] == ["secretsmanager:GetSecretValue"]
@@ -474,8 +480,8 @@ def test_every_alarm_notifies_the_topic_and_an_idle_stage_is_quiet(dev: Template
     topic_id, _ = only(dev, "AWS::SNS::Topic")
     alarms = [a["Properties"] for a in dev.find_resources("AWS::CloudWatch::Alarm").values()]
 
-    # 7 functions × (errors, throttles), 4 dead-letter queues, 1 state machine.
-    assert len(alarms) == 2 * len(FUNCTIONS) + 4 + 1 == 19
+    # 8 functions × (errors, throttles), 4 dead-letter queues, 1 state machine.
+    assert len(alarms) == 2 * len(FUNCTIONS) + 4 + 1 == 21
     for alarm in alarms:
         assert alarm["AlarmActions"] == [{"Ref": topic_id}]
         assert alarm["TreatMissingData"] == "notBreaching"
@@ -535,6 +541,22 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
     content = {"s3:GetObject", "s3:PutObject"}
     # An asynchronous invocation's on-failure destination: the function sends to its failure queue.
     failures = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+    # Workflows (``test_workflows``): make and run their state machines, passing their role (api, and the
+    # workflow function for a workflow a workflow calls); answer a workflow's call (wherever a called
+    # run's ending is written: every function with a runtime but wait).
+    run_workflows = {
+        "states:CreateStateMachine",
+        "states:UpdateStateMachine",
+        "states:PublishStateMachineVersion",
+        "states:ListStateMachineVersions",
+        "states:DescribeStateMachine",
+        "states:StartExecution",
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:StopExecution",
+        "iam:PassRole",
+    }
+    answer_calls = {"states:SendTaskSuccess", "states:SendTaskFailure"}
     expected = {
         "api": runtime
         | {"states:StartExecution"}
@@ -542,9 +564,11 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | schedule
         | {"lambda:InvokeFunction", "secretsmanager:GetSecretValue"}
         | content
-        | {"sqs:SendMessage"},
+        | {"sqs:SendMessage"}
+        | run_workflows
+        | answer_calls,
         "wait": runtime | end_waits,
-        "settle": runtime | content,
+        "settle": runtime | content | answer_calls,
         "timer": runtime
         | end_waits
         | schedule
@@ -559,7 +583,17 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | schedule
         | content
         | {"secretsmanager:GetSecretValue"}
-        | failures,
+        | failures
+        | answer_calls,
+        # A workflow's entry: starts the runs it calls as run_definition does, and workflows it calls.
+        "workflow": runtime
+        | {"states:StartExecution"}
+        | schedule
+        | {"lambda:InvokeFunction", "secretsmanager:GetSecretValue"}
+        | content
+        | {"sqs:SendMessage"}
+        | run_workflows
+        | answer_calls,
         "authorizer": logs_and_traces,
     }
     # The MCP front door makes the api function's operations through the same services.

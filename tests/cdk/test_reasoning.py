@@ -120,7 +120,7 @@ def test_only_the_api_may_invoke_the_reason_function(dev: Template, chosen: Temp
         invokers = {d.name for d in FUNCTIONS if REASON_ARN in resources_for(template, d.name, INVOKE)}
         (statement,) = [s for s in function_statements(template, "api") if REASON_ARN in s["Resource"]]
 
-        assert invokers == MAY_REASON == {"api", "mcp"}
+        assert invokers == MAY_REASON == {"api", "mcp", "workflow"}
         assert (statement["Action"], statement["Resource"]) == ([INVOKE], [REASON_ARN])
     # Nothing else may invoke it either: no resource policy names it (the API's permissions are the
     # api and authorizer functions').

@@ -37,8 +37,10 @@ from conftest import Synthesized
 from parley.errors import PROBLEM_TYPE_BASE, REASONS
 from parley.infrastructure.functions import (
     FUNCTIONS,
+    MAY_END_WAITS,
     MAY_REASON,
     MAY_RUN_NOW,
+    MAY_RUN_WORKFLOWS,
     MAY_SCHEDULE,
     MAY_START_RUNS,
     function_named,
@@ -459,10 +461,16 @@ def test_the_reason_function_has_what_its_waits_and_scheduler_need(dev: Template
 
 
 def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> None:
-    # A run that starts waiting (api); a reasoning run that asks a person (reason).
-    assert who_may(dev, "states:StartExecution") == MAY_START_RUNS == {"api", "mcp", "reason"}
+    # A run that starts waiting (api); a reasoning run that asks a person (reason); a called run that does
+    # (workflow). Workflows' own executions: ``test_workflows``.
+    assert {"api", "mcp", "reason", "workflow"} == MAY_START_RUNS
+    assert who_may(dev, "states:StartExecution") == MAY_START_RUNS | MAY_RUN_WORKFLOWS
     for name in sorted(MAY_START_RUNS):
-        (statement,) = [s for s in function_statements(dev, name) if "states:StartExecution" in s["Action"]]
+        (statement,) = [
+            s
+            for s in function_statements(dev, name)
+            if "states:StartExecution" in s["Action"] and STATE_MACHINE_ARN in s["Resource"]
+        ]
         assert statement["Action"] == ["states:StartExecution"]
         assert statement["Resource"] == [STATE_MACHINE_ARN]
 
@@ -470,9 +478,22 @@ def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> No
 @pytest.mark.parametrize("action", ["states:SendTaskSuccess", "states:SendTaskFailure"])
 def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: str) -> None:
     # answer and cancel (api), an ending that raced ahead of the token (wait), expiry (timer); never settle.
-    assert who_may(dev, action) == {"api", "mcp", "wait", "timer"}
+    # (A workflow's tasks are answered on the workflow machines: ``test_workflows``.)
+    ending_waits = {
+        d.name
+        for d in FUNCTIONS
+        if any(
+            action in s["Action"] and STATE_MACHINE_ARN in s["Resource"]
+            for s in function_statements(dev, d.name)
+        )
+    }
+    assert ending_waits == MAY_END_WAITS == {"api", "mcp", "wait", "timer"}
     for name in ("api", "wait", "timer"):
-        (statement,) = [s for s in function_statements(dev, name) if action in s["Action"]]
+        (statement,) = [
+            s
+            for s in function_statements(dev, name)
+            if action in s["Action"] and STATE_MACHINE_ARN in s["Resource"]
+        ]
         assert statement["Resource"] == [STATE_MACHINE_ARN]
 
 
@@ -481,15 +502,20 @@ def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_th
 ) -> None:
     # Expiries and first attempts (api); the next attempt, the check for a lost one, the next read (timer);
     # a reasoning run's request's expiry and its own backstop (reason).
-    assert {"api", "mcp", "timer", "reason"} == MAY_SCHEDULE
+    assert {"api", "mcp", "timer", "reason", "workflow"} == MAY_SCHEDULE
     assert (
         who_may(dev, "scheduler:CreateSchedule") == who_may(dev, "scheduler:DeleteSchedule") == MAY_SCHEDULE
     )
-    assert who_may(dev, "iam:PassRole") == MAY_SCHEDULE
+    # (and the workflows' role, passed to Step Functions: ``test_workflows``)
+    assert who_may(dev, "iam:PassRole") == MAY_SCHEDULE | MAY_RUN_WORKFLOWS
     for name in sorted(MAY_SCHEDULE):
         statements = function_statements(dev, name)
         (scheduling,) = [s for s in statements if "scheduler:CreateSchedule" in s["Action"]]
-        (passing,) = [s for s in statements if "iam:PassRole" in s["Action"]]
+        (passing,) = [
+            s
+            for s in statements
+            if "iam:PassRole" in s["Action"] and s["Resource"] == [f"${{{scheduler_role_id(dev)}.Arn}}"]
+        ]
 
         assert sorted(scheduling["Action"]) == ["scheduler:CreateSchedule", "scheduler:DeleteSchedule"]
         assert scheduling["Resource"] == [
@@ -503,7 +529,11 @@ def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_th
 def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer_and_reason(dev: Template) -> None:
     # Work due at once (a delivery's first attempt) goes to the timer asynchronously; a reasoning run
     # goes to the reason function (``test_reasoning``).
-    assert who_may(dev, "lambda:InvokeFunction") == MAY_RUN_NOW | MAY_REASON == {"api", "mcp", "timer"}
+    assert (
+        who_may(dev, "lambda:InvokeFunction")
+        == MAY_RUN_NOW | MAY_REASON
+        == {"api", "mcp", "timer", "workflow"}
+    )
     for name in sorted(MAY_RUN_NOW | MAY_REASON):
         invoking = [
             s for s in function_statements(dev, name) if any(a.startswith("lambda:") for a in s["Action"])
