@@ -201,7 +201,11 @@ class Checks:
         read = read_duration(value)
         if isinstance(read, list):
             for problem in read:
-                self.value_problem(join_pointer(pointer, *problem.path), problem.message)
+                where = join_pointer(pointer, *problem.path)
+                if problem.about_value:
+                    self.value_problem(where, problem.message)
+                else:
+                    self.problem(where, problem.message)
             return None
         if read.expression is not None:
             self.condition(pointer, value, scope)

@@ -33,10 +33,12 @@ _LONGEST: Final = timedelta(days=10 * 365)
 
 @dataclass(frozen=True)
 class DurationProblem:
-    """A duration's problem: the tokens after the duration's own pointer (a mapping's field), and why."""
+    """A duration's problem: the tokens after the duration's own pointer (a mapping's field), and why;
+    ``about_value`` when it is about what the place holds rather than the field itself."""
 
     path: tuple[str, ...]
     message: str
+    about_value: bool = True
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def _mapping(value: dict[str, Any]) -> ReadDuration | list[DurationProblem]:
         unit = DURATION_FIELDS.get(name)
         if unit is None:
             message = f"{name!r} is not a field of a duration; expected {', '.join(DURATION_FIELDS)}"
-            problems.append(DurationProblem((name,), message))
+            problems.append(DurationProblem((name,), message, about_value=False))
         elif isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
             problems.append(DurationProblem((name,), f"Expected a whole number of {name}, at least 0"))
         elif amount > _LONGEST // unit:
