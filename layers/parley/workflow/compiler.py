@@ -1,0 +1,1095 @@
+"""A checked workflow document becomes the Amazon States Language of its Step Functions state machine, in
+the JSONata query language (``workflow-format.md``: "Tasks", "Data between tasks", "Expressions",
+"Errors, retries and timeouts", "Calling a function", "How a run ends").
+
+:func:`compile_workflow` takes the document as read from its YAML, after the checks of saving (the DSL's
+schema, Parley's refusals, the names that must exist, every expression parsed): it checks nothing of that
+again. It compiles ``call: run_definition``, ``set``, ``do``, ``switch``, ``try``/``catch`` (with
+``retry``) and ``raise``, and on every task ``if``, ``input.from``, ``output.as``, ``export.as`` and
+``then``; the document's ``input.from`` and ``output.as``. Documents with ``for``, ``fork``, ``wait``,
+``listen``, ``emit``, a task's ``timeout``, the document's ``timeout`` or ``schedule`` are not compiled
+yet: :func:`not_yet_compiled` lists what such a document uses, and :func:`compile_workflow` raises
+:class:`NotCompiled`.
+
+**The machine.** ``#start`` (Pass) assigns what every expression reads: ``$workflow`` (``id``,
+``input``, ``startedAt``), ``$runtime``, and the run key ``$run`` and ``$depth`` for calls. ``#flow``, a
+Parallel of one branch, holds every task; its Catch (``States.ALL``) takes any error nothing else took.
+``#end`` tells the workflow entry how the run ended (``{"action": "end", "run", "output"}`` or ``…,
+"error"}``; retried, it is idempotent) and ``#finish`` succeeds: the execution succeeds whatever the run's
+ending. The branch starts with ``#input`` (the document's ``input.from``) and ends with ``#output`` (its
+``output.as``) where the document has them.
+
+**How each task compiles** (``R`` its reference; the states are named as :mod:`parley.workflow.states`
+says):
+
+- ``set``: a Pass ``R`` whose ``Output`` is the value (``output.as`` applied), whose ``Assign`` is the
+  export. ``call``: a Task ``R`` on ``lambda:invoke.waitForTaskToken`` of the workflow entry (the payload
+  of :mod:`parley.workflow.engine`), its output ``$states.result.output``. ``raise``: a Fail ``R`` with
+  the error as its ``Cause``.
+- ``switch``: a Choice ``R``, one rule per case with ``when``, the case without ``when`` its
+  ``Default``; its output is its input.
+- ``do``: a Pass ``R`` (``input.from``), the list, a Pass ``R#done`` (``output.as``, ``export.as``).
+- ``try``: a Parallel of one branch holding the ``try`` list (``R``, or ``R#try`` after a Pass ``R``
+  that starts the retry's count and applies ``input.from``); its Catch keeps the error (as a workflow
+  error, in a variable) and leads to the Choice ``R#catch`` (whether ``errors.with``, ``when`` and
+  ``exceptWhen`` take it, and whether the retry runs the list again) or straight to the recovery. Not
+  taken: the Fail ``R#raise`` raises it again. Retried: the Wait ``R#retry`` for the delay, then the
+  Parallel again. Taken: ``catch.do``, or the task hands its data on. Every way ends in the Pass
+  ``R#done`` (``output.as``, ``export.as``).
+- ``if``: a Choice ``R#if`` before the task: held, the task; not held, the Pass ``R#skip`` hands the
+  input on to the next task (``then`` is not followed).
+- ``then``: the ``Next`` of the task's last state: ``continue`` the next task (or what follows the
+  list), ``exit`` what follows the list, a sibling its first state, ``end`` the end of the run (inside a
+  ``try``, the branch ends telling so, and the Parallel's Choice ``R#ended`` goes on ending).
+
+**Variables.** Step Functions gives a Parallel's branch the variables of the scopes around it to read,
+never to assign. So ``$context`` lives in one variable per scope (``context_0`` in ``#flow``'s branch;
+a ``try`` whose list exports has its own, started from the one around it and handed back with the
+branch's output); a ``try``'s error, retry count and a task's kept input are variables named by the
+scope and the list's depth (``error_1_2``), which no scope around assigns. A ``try`` list that fails
+leaves ``$context`` as it was before the ``try``.
+
+**A call's attempt** (``engine``: the same attempt for a step Step Functions performs again, another
+for each time a retry runs the ``try`` again): the counts of the retries around it, outermost first,
+joined with ``.`` (``"0"`` without one); where a ``then`` can run the task again (a sibling before it),
+also ``@`` and the time its state was entered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Final
+
+import parley
+from parley.workflow import engine
+from parley.workflow.compile_errors import (
+    LAMBDA_ERRORS,
+    caught_error,
+    delay_seconds_text,
+    needs_attempt_duration,
+    raised_error,
+    retry_text,
+    takes_text,
+)
+from parley.workflow.compile_expressions import (
+    Place,
+    condition_text,
+    literal,
+    mapping,
+    member,
+    referenced,
+    shaping_text,
+    template,
+    value_text,
+)
+from parley.workflow.compile_expressions import (
+    field as template_field,
+)
+from parley.workflow.states import DOCUMENT, Role, TaskState, state_name
+
+__all__ = [
+    "COMPILED_TASKS",
+    "LATER_TASKS",
+    "CompiledWorkflow",
+    "NotCompiled",
+    "compile_workflow",
+    "not_yet_compiled",
+]
+
+#: The task kinds the compiler compiles.
+COMPILED_TASKS: Final = ("call", "set", "do", "switch", "try", "raise")
+#: The task kinds of the DSL it does not compile yet (a later issue).
+LATER_TASKS: Final = ("for", "fork", "wait", "listen", "emit")
+#: What a task is, by the key that makes it (``for`` and ``fork`` first: a ``for`` has a ``do`` too).
+_KINDS: Final = (
+    "for",
+    "fork",
+    "try",
+    "call",
+    "set",
+    "switch",
+    "raise",
+    "wait",
+    "listen",
+    "emit",
+    "run",
+    "do",
+)
+#: The target of a state that ends its branch.
+_END: Final = "\x00end"
+_ALL: Final = "States.ALL"
+
+
+@dataclass(frozen=True)
+class CompiledWorkflow:
+    """A workflow's state machine: the ASL (``definition``, JSON) and what each state is to its task."""
+
+    definition: dict[str, Any]
+    states: Mapping[str, TaskState]
+
+
+class NotCompiled(ValueError):
+    """A document that uses what the compiler does not compile yet; ``found`` lists each use as
+    ``(pointer, what)``."""
+
+    def __init__(self, found: Sequence[tuple[str, str]]) -> None:
+        self.found = tuple(found)
+        shown = "; ".join(f"{pointer or '/'}: {what}" for pointer, what in self.found)
+        super().__init__(f"Workflows cannot use these yet: {shown}")
+
+
+def compile_workflow(data: Mapping[str, Any]) -> CompiledWorkflow:
+    """The state machine of a checked workflow document. Raises :class:`NotCompiled` for a document that
+    uses what is not compiled yet."""
+    found = not_yet_compiled(data)
+    if found:
+        raise NotCompiled(found)
+    compiler = _Compiler(data, cut_names={})
+    definition = compiler.machine()
+    if compiler.cut_names:
+        # The error of a state whose name was cut is read back through a table of those names.
+        compiler = _Compiler(data, cut_names=dict(compiler.cut_names))
+        definition = compiler.machine()
+    return CompiledWorkflow(definition=definition, states=MappingProxyType(dict(compiler.roles)))
+
+
+def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a document uses that is not compiled yet, each as ``(pointer, what)``."""
+    found: list[tuple[str, str]] = []
+    for name in ("timeout", "schedule"):
+        if name in data:
+            found.append((f"/{name}", f"the document's {name}"))
+    for reference, task in _walk(data.get("do"), "/do"):
+        kind = task_kind(task)
+        if kind in LATER_TASKS:
+            found.append((reference, f"a {kind} task"))
+        if "timeout" in task:
+            found.append((f"{reference}/timeout", "a task's timeout"))
+    return found
+
+
+def task_kind(task: Mapping[str, Any]) -> str:
+    """The kind of a task (``call``, ``set``, …), by the key that makes it."""
+    for kind in _KINDS:
+        if kind in task:
+            return kind
+    return "unknown"
+
+
+def _entries(items: Any, pointer: str) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """A task list's tasks: ``(name, reference, task)``."""
+    if not isinstance(items, list):
+        return
+    for index, item in enumerate(items):
+        if isinstance(item, Mapping):
+            for name, task in item.items():
+                if isinstance(task, Mapping):
+                    yield str(name), f"{pointer}/{index}/{name}", task
+
+
+def _sublists(task: Mapping[str, Any], reference: str) -> Iterator[tuple[Any, str]]:
+    """The task lists inside a task, with their pointers."""
+    kind = task_kind(task)
+    if kind == "try":
+        yield task.get("try"), f"{reference}/try"
+        catch = task.get("catch")
+        if isinstance(catch, Mapping) and "do" in catch:
+            yield catch.get("do"), f"{reference}/catch/do"
+    elif kind in ("do", "for"):
+        yield task.get("do"), f"{reference}/do"
+    elif kind == "fork":
+        fork = task.get("fork")
+        if isinstance(fork, Mapping):
+            yield fork.get("branches"), f"{reference}/fork/branches"
+
+
+def _walk(items: Any, pointer: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every task of a list and of the lists inside its tasks: ``(reference, task)``."""
+    for _name, reference, task in _entries(items, pointer):
+        yield reference, task
+        for inner, inner_pointer in _sublists(task, reference):
+            yield from _walk(inner, inner_pointer)
+
+
+def _exports(items: Any) -> bool:
+    """Whether a task of the list (or of a list inside it) exports (``export.as``)."""
+    return any(
+        isinstance(task.get("export"), Mapping) and "as" in task["export"] for _, task in _walk(items, "")
+    )
+
+
+def _ends(items: Any) -> bool:
+    """Whether a task of the list (or of a list inside it), or a switch's case, ends the run
+    (``then: end``)."""
+    for _, task in _walk(items, ""):
+        if task.get("then") == "end":
+            return True
+        if task_kind(task) == "switch":
+            for case in _cases(task):
+                if case[1].get("then") == "end":
+                    return True
+    return False
+
+
+def _cases(task: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    cases: list[tuple[str, Mapping[str, Any]]] = []
+    for item in task.get("switch") or []:
+        if isinstance(item, Mapping):
+            for name, case in item.items():
+                cases.append((str(name), case if isinstance(case, Mapping) else {}))
+    return cases
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _reads(value: Any, *names: str) -> bool:
+    """Whether an expression in ``value`` may read one of the variables ``names``."""
+    return any(referenced(text) & set(names) for text in _strings(value))
+
+
+def _mentions(value: Any, variable: str) -> bool:
+    """Whether a field (or JSONata text) reads the machine's variable ``variable``."""
+    return re.search(rf"\${re.escape(variable)}(?![A-Za-z0-9_])", json.dumps(value)) is not None
+
+
+def _shaping(task: Mapping[str, Any], section: str, key: str) -> Any:
+    part = task.get(section)
+    return part.get(key) if isinstance(part, Mapping) else None
+
+
+@dataclass(frozen=True)
+class _Site:
+    """Where a task list is compiled: its scope (Parallel branches around it; 0 in ``#flow``), its depth
+    (lists around it), ``$context`` there (JSONata text) and the variable an export assigns, the target
+    of ``then: end``, the retry counts around it (variables, outermost first), whether a ``then`` can
+    run its tasks again, and the catch variables it may read (DSL name → variable)."""
+
+    scope: int
+    depth: int
+    context: str
+    context_var: str | None
+    end: str
+    retries: tuple[str, ...] = ()
+    loop: bool = False
+    caught: Mapping[str, str] = field(default_factory=dict)
+
+    def suffix(self) -> str:
+        return f"{self.scope}_{self.depth}"
+
+
+_Branch = dict[str, dict[str, Any]]
+
+
+class _Compiler:
+    def __init__(self, data: Mapping[str, Any], cut_names: Mapping[str, str]) -> None:
+        self.data = data
+        use = mapping(data.get("use"))
+        self.use_errors: Mapping[str, Any] = use.get("errors") or {}
+        self.use_retries: Mapping[str, Any] = use.get("retries") or {}
+        self.known_cuts = cut_names
+        self.cut_names: dict[str, str] = {}
+        self.roles: dict[str, TaskState] = {}
+
+    # -- names and states -------------------------------------------------------------------------------
+
+    def name(self, reference: str, part: str | None = None) -> str:
+        name = state_name(reference, part)
+        if name != (reference if part is None else f"{reference}#{part}"):
+            self.cut_names[name] = reference
+        return name
+
+    def add(self, branch: _Branch, name: str, state: dict[str, Any], reference: str, *roles: Role) -> None:
+        if name in self.roles:
+            raise AssertionError(f"two states named {name!r}")
+        branch[name] = state
+        self.roles[name] = TaskState(reference, frozenset(roles))
+
+    def first_state(self, reference: str, task: Mapping[str, Any]) -> str:
+        return self.name(reference, "if") if "if" in task else self.name(reference)
+
+    # -- the machine ----------------------------------------------------------------------------------
+
+    def machine(self) -> dict[str, Any]:
+        start, flow = self.name(DOCUMENT, "start"), self.name(DOCUMENT, "flow")
+        end, finish = self.name(DOCUMENT, "end"), self.name(DOCUMENT, "finish")
+        states: _Branch = {}
+        workflow = (
+            '{"id": $states.input.run.run_id, "input": $states.input.input, '
+            '"startedAt": $states.context.Execution.StartTime}'
+        )
+        self.add(
+            states,
+            start,
+            {
+                "Type": "Pass",
+                "Assign": {
+                    "workflow": template(workflow),
+                    "runtime": {"name": "parley", "version": parley.__version__},
+                    "run": template("$states.input.run"),
+                    "depth": template("$states.input.depth"),
+                },
+                "Output": template("$states.input.input"),
+                "Next": flow,
+            },
+            DOCUMENT,
+            "start",
+        )
+        branch, first = self.flow_branch()
+        self.add(
+            states,
+            flow,
+            {
+                "Type": "Parallel",
+                "Branches": [{"StartAt": first, "States": branch}],
+                "Output": template('{"output": $states.result[0]}'),
+                "Catch": [
+                    {
+                        "ErrorEquals": [_ALL],
+                        "Output": template('{"error": ' + caught_error("/do", self.known_cuts) + "}"),
+                        "Next": end,
+                    }
+                ],
+                "Next": end,
+            },
+            DOCUMENT,
+            "flow",
+        )
+        self.add(
+            states,
+            end,
+            {
+                "Type": "Task",
+                "Resource": engine.INVOKE_RESOURCE,
+                "Arguments": {
+                    "FunctionName": engine.ENTRY_FUNCTION,
+                    "Payload": template(
+                        f'$merge([{{"action": {literal(engine.END_ACTION)}, "run": $run}}, $states.input])'
+                    ),
+                },
+                "Retry": [
+                    {
+                        "ErrorEquals": list(LAMBDA_ERRORS),
+                        "IntervalSeconds": 1,
+                        "MaxAttempts": 6,
+                        "BackoffRate": 2,
+                        "JitterStrategy": "FULL",
+                    },
+                    {"ErrorEquals": [_ALL], "IntervalSeconds": 2, "MaxAttempts": 5, "BackoffRate": 2},
+                ],
+                "Output": template("$states.input"),
+                "Next": finish,
+            },
+            DOCUMENT,
+            "end",
+        )
+        self.add(states, finish, {"Type": "Succeed"}, DOCUMENT, "finish")
+        document = mapping(self.data.get("document"))
+        comment = f"Parley workflow {document.get('namespace', '')}/{document.get('name', '')}"
+        if document.get("version"):
+            comment += f" {document['version']}"
+        return {"Comment": comment, "QueryLanguage": "JSONata", "StartAt": start, "States": states}
+
+    def flow_branch(self) -> tuple[_Branch, str]:
+        """``#flow``'s branch: ``#input``, the document's tasks, ``#output``."""
+        branch: _Branch = {}
+        exports = _exports(self.data.get("do"))
+        context_var = "context_0" if exports else None
+        output_as = _shaping(self.data, "output", "as")
+        terminal = self.name(DOCUMENT, "output")
+        after = terminal if output_as is not None else _END
+        site = _Site(
+            scope=0,
+            depth=0,
+            context=f"${context_var}" if context_var else "{}",
+            context_var=context_var,
+            end=after,
+        )
+        input_from = _shaping(self.data, "input", "from")
+        entry: str | None = None
+        if input_from is not None or context_var:
+            entry = self.name(DOCUMENT, "input")
+        first = self.task_list(self.data.get("do"), "/do", site, after, branch)
+        if entry is not None:
+            state: dict[str, Any] = {"Type": "Pass"}
+            if input_from is not None:
+                place = Place({"input": "$states.input", "data": "$states.input", "context": "{}"})
+                state["Output"] = template(shaping_text(input_from, place))
+            if context_var:
+                state["Assign"] = {context_var: {}}
+            state["Next"] = first
+            self.add(branch, entry, state, DOCUMENT, "part")
+            branch = {entry: branch.pop(entry), **branch}
+            first = entry
+        if output_as is not None:
+            place = Place({"input": "$workflow.input", "data": "$states.input", "context": site.context})
+            self.add(
+                branch,
+                terminal,
+                {"Type": "Pass", "Output": template(shaping_text(output_as, place)), "End": True},
+                DOCUMENT,
+                "part",
+            )
+        self.finish_branch(branch, terminal, DOCUMENT)
+        return branch, first
+
+    def finish_branch(self, branch: _Branch, terminal: str, reference: str) -> None:
+        """Ends the branch where a state's target is its end: ``End`` for most states; a Choice goes to
+        the branch's last state (a Pass named ``terminal``, made here when needed)."""
+        needed = False
+        for state in list(branch.values()):
+            if state.get("Next") == _END:
+                del state["Next"]
+                state["End"] = True
+            for rule in state.get("Choices", []):
+                if rule.get("Next") == _END:
+                    rule["Next"] = terminal
+                    needed = True
+            if state.get("Default") == _END:
+                state["Default"] = terminal
+                needed = True
+            for catcher in state.get("Catch", []):
+                if catcher.get("Next") == _END:
+                    catcher["Next"] = terminal
+                    needed = True
+        if needed and terminal not in branch:
+            self.add(branch, terminal, {"Type": "Pass", "End": True}, reference, "part")
+
+    # -- task lists -----------------------------------------------------------------------------------
+
+    def task_list(self, items: Any, pointer: str, site: _Site, after: str, branch: _Branch) -> str:
+        """Compiles a task list into ``branch``; ``after`` is what follows it. Returns its first state."""
+        entries = list(_entries(items, pointer))
+        if not entries:
+            return after
+        firsts = [self.first_state(reference, task) for _name, reference, task in entries]
+        index_of = {name: index for index, (name, _reference, _task) in enumerate(entries)}
+
+        def target(then: Any, index: int) -> str:
+            follow = firsts[index + 1] if index + 1 < len(entries) else after
+            if then is None or then == "continue":
+                return follow
+            if then == "exit":
+                return after
+            if then == "end":
+                return site.end
+            return firsts[index_of[str(then)]]
+
+        backwards = any(
+            index_of.get(str(task.get("then")), len(entries)) <= index
+            for index, (_name, _reference, task) in enumerate(entries)
+        )
+        if backwards and not site.loop:
+            site = replace(site, loop=True)
+        for index, (name, reference, task) in enumerate(entries):
+            follow = firsts[index + 1] if index + 1 < len(entries) else after
+
+            def resolve(then: Any, index: int = index) -> str:
+                return target(then, index)
+
+            self.task(name, reference, task, site, follow, resolve, after, branch)
+        return firsts[0]
+
+    # -- tasks ----------------------------------------------------------------------------------------
+
+    def place(self, name: str, reference: str, site: _Site, *, kept: str | None = None) -> Place:
+        """The variables of a task's expressions at its first state (``kept``: the variable holding the
+        task's input and start, for its later states)."""
+        started = f"${kept}.startedAt" if kept else "$states.context.State.EnteredTime"
+        bindings = {
+            "input": f"${kept}.input" if kept else "$states.input",
+            "data": "$states.input",
+            "task": f'{{"name": {literal(name)}, "reference": {literal(reference)}, "startedAt": {started}}}',
+            "context": site.context,
+        }
+        for dsl_name, variable in site.caught.items():
+            bindings[dsl_name] = f"${variable}"
+        return Place(bindings)
+
+    def entry_place(self, name: str, reference: str, task: Mapping[str, Any], site: _Site) -> Place:
+        """The variables where a task's work is evaluated in its first state: ``$data`` its input after
+        its own ``input.from``."""
+        place = self.place(name, reference, site)
+        input_from = _shaping(task, "input", "from")
+        if input_from is None:
+            return place
+        return place.with_(data=shaping_text(input_from, place))
+
+    def task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        follow: str,
+        resolve: Callable[[Any], str],
+        list_after: str,
+        branch: _Branch,
+    ) -> None:
+        kind = task_kind(task)
+        if "if" in task:
+            place = self.place(name, reference, site)
+            self.add(
+                branch,
+                self.name(reference, "if"),
+                {
+                    "Type": "Choice",
+                    "Choices": [
+                        {
+                            "Condition": template(condition_text(task["if"], place)),
+                            "Next": self.name(reference),
+                        }
+                    ],
+                    "Default": self.name(reference, "skip"),
+                },
+                reference,
+                "condition",
+            )
+        after = resolve(task.get("then"))
+        compile_kind = {
+            "set": self.set_task,
+            "call": self.call_task,
+            "raise": self.raise_task,
+            "switch": self.switch_task,
+            "do": self.do_task,
+            "try": self.try_task,
+        }.get(kind)
+        if compile_kind is None:
+            raise NotCompiled([(reference, f"a {kind} task")])
+        compile_kind(name, reference, task, site, after, resolve, branch)
+        if "if" in task:
+            self.add(
+                branch, self.name(reference, "skip"), {"Type": "Pass", "Next": follow}, reference, "skipped"
+            )
+
+    def output_as(self, task: Mapping[str, Any], produced: str, place: Place) -> str | None:
+        """JSONata text of a task's output after its ``output.as`` (``None`` without one), for a state
+        whose work gives ``produced`` (JSONata text)."""
+        output_as = _shaping(task, "output", "as")
+        if output_as is None:
+            return None
+        return shaping_text(output_as, place.with_(data=produced))
+
+    def produce(
+        self,
+        branch: _Branch,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        state: dict[str, Any],
+        output: str,
+        place: Place,
+        after: str,
+        roles: Sequence[Role],
+        name: str | None = None,
+    ) -> None:
+        """Adds the state where a task produces ``output`` (JSONata text; the state's ``Output`` is
+        already set where it differs), with the task's ``export.as`` as its ``Assign``, then ``after``.
+
+        Step Functions evaluates a state's ``Assign`` and ``Output`` from the same variables; where they
+        would not agree (the ``Output`` reads ``$context``, which the export assigns), the state hands on
+        its output and input, and a Pass ``R#export`` exports and gives the output."""
+        name = name or self.name(reference)
+        export_as = _shaping(task, "export", "as")
+        if export_as is None or site.context_var is None:
+            state["Next"] = after
+            self.add(branch, name, state, reference, *roles)
+            return
+        exported = place.with_(data=output, output=output)
+        assign = {site.context_var: template(shaping_text(export_as, exported))}
+        if not _mentions(state.get("Output"), site.context_var):
+            state["Assign"] = assign
+            state["Next"] = after
+            self.add(branch, name, state, reference, *roles)
+            return
+        export = self.name(reference, "export")
+        state["Output"] = template(f'{{"output": {output}, "input": {place.bindings["input"]}}}')
+        state["Next"] = export
+        self.add(branch, name, state, reference, *(role for role in roles if role != "completed"))
+        handed = place.with_(
+            input="$states.input.input", data="$states.input.output", output="$states.input.output"
+        )
+        self.add(
+            branch,
+            export,
+            {
+                "Type": "Pass",
+                "Output": template("$states.input.output"),
+                "Assign": {site.context_var: template(shaping_text(export_as, handed))},
+                "Next": after,
+            },
+            reference,
+            "completed",
+        )
+
+    def set_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        place = self.entry_place(name, reference, task, site)
+        value = task.get("set")
+        produced = value_text(value, place)
+        output = self.output_as(task, produced, place)
+        state: dict[str, Any] = {
+            "Type": "Pass",
+            "Output": template(output) if output is not None else template_field(value, place),
+        }
+        self.produce(
+            branch, reference, task, site, state, output or produced, place, after, ("entered", "completed")
+        )
+
+    def call_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        place = self.entry_place(name, reference, task, site)
+        with_ = mapping(task.get("with"))
+        payload: dict[str, Any] = {
+            "action": engine.CALL_ACTION,
+            "token": template("$states.context.Task.Token"),
+            "run": template("$run"),
+            "depth": template("$depth"),
+            "task": reference,
+            "attempt": self.attempt(site),
+            "type": member(with_.get("type"), place),
+            "name": member(with_.get("name"), place),
+            "input": template_field(with_.get("input", {}), place),
+        }
+        result = "$states.result.output"
+        output = self.output_as(task, result, place) or result
+        state: dict[str, Any] = {
+            "Type": "Task",
+            "Resource": engine.WAIT_FOR_TOKEN_RESOURCE,
+            "Arguments": {"FunctionName": engine.ENTRY_FUNCTION, "Payload": payload},
+            "Output": template(output),
+            "Retry": [
+                {"ErrorEquals": list(LAMBDA_ERRORS), "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 2}
+            ],
+        }
+        self.produce(
+            branch, reference, task, site, state, output, place, after, ("entered", "completed", "call")
+        )
+
+    def attempt(self, site: _Site) -> str:
+        """The ``attempt`` of a call (see the module's docstring)."""
+        if not site.retries and not site.loop:
+            return "0"
+        parts = [f"$string(${counter}.attempt)" for counter in site.retries] or ['"0"']
+        text = ' & "." & '.join(parts)
+        if site.loop:
+            text += ' & "@" & $states.context.State.EnteredTime'
+        return template(text)
+
+    def raise_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        place = self.entry_place(name, reference, task, site)
+        raised = mapping(task.get("raise"))
+        error = raised.get("error")
+        if isinstance(error, str):
+            error = self.use_errors.get(error)
+        written, text = raised_error(error if isinstance(error, Mapping) else {}, reference, place)
+        state = {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": written if written else template(text)}
+        self.add(branch, self.name(reference), state, reference, "entered", "failed")
+
+    def switch_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        raw = self.place(name, reference, site)
+        output = self.output_as(task, "$states.input", raw)
+        export_as = _shaping(task, "export", "as")
+        exporting = export_as is not None and site.context_var is not None
+        split = exporting and output is not None and _mentions(output, str(site.context_var))
+        if split:
+            # The output is made first (a Pass), the cases then read the input it hands on.
+            self.add(
+                branch,
+                self.name(reference),
+                {
+                    "Type": "Pass",
+                    "Output": template(f'{{"output": {output}, "input": $states.input}}'),
+                    "Next": self.name(reference, "cases"),
+                },
+                reference,
+                "entered",
+            )
+            raw = raw.with_(input="$states.input.input", data="$states.input.input")
+            output = "$states.input.output"
+        place = raw
+        input_from = _shaping(task, "input", "from")
+        if input_from is not None:
+            place = raw.with_(data=shaping_text(input_from, raw))
+        rules: list[dict[str, Any]] = []
+        default: str | None = None
+        for _case_name, case in _cases(task):
+            target = resolve(case.get("then"))
+            if "when" in case:
+                rules.append({"Condition": template(condition_text(case["when"], place)), "Next": target})
+            elif default is None:
+                default = target
+        if default is None:
+            default = resolve(None)
+        assign = None
+        if exporting and export_as is not None and site.context_var is not None:
+            out = output if output is not None else raw.bindings["input"]
+            assign = {site.context_var: template(shaping_text(export_as, raw.with_(data=out, output=out)))}
+        state: dict[str, Any]
+        if output is not None or assign:
+            # The same shaping on every way out: a rule that always holds stands for the default.
+            rules.append({"Condition": template("true"), "Next": default})
+            for rule in rules:
+                if output is not None:
+                    rule["Output"] = template(output)
+                if assign:
+                    rule["Assign"] = assign
+            state = {"Type": "Choice", "Choices": rules}
+        elif rules:
+            state = {"Type": "Choice", "Choices": rules, "Default": default}
+        else:
+            state = {"Type": "Pass", "Next": default}
+        if split:
+            self.add(branch, self.name(reference, "cases"), state, reference, "completed")
+        else:
+            self.add(branch, self.name(reference), state, reference, "entered", "completed")
+
+    def kept(self, task: Mapping[str, Any], own_lists: Sequence[str], site: _Site) -> str | None:
+        """The variable keeping a task's input and start for its later states, when an expression of
+        the task (not of its lists) reads ``$input`` or ``$task``."""
+        outside = {key: value for key, value in task.items() if key not in own_lists}
+        if isinstance(outside.get("catch"), Mapping):
+            outside["catch"] = {key: value for key, value in outside["catch"].items() if key != "do"}
+        if _reads(outside, "input", "task"):
+            return f"task_{site.suffix()}"
+        return None
+
+    def done_state(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        kept: str | None,
+        branch: _Branch,
+    ) -> None:
+        """``R#done``: where a task of several states produces its output (``output.as``, ``export.as``)."""
+        place = self.place(name, reference, site, kept=kept)
+        output = self.output_as(task, "$states.input", place)
+        state: dict[str, Any] = {"Type": "Pass"}
+        if output is not None:
+            state["Output"] = template(output)
+        self.produce(
+            branch,
+            reference,
+            task,
+            site,
+            state,
+            output or "$states.input",
+            place,
+            after,
+            ("completed",),
+            name=self.name(reference, "done"),
+        )
+
+    def entry_state(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        kept: str | None,
+        assign: dict[str, Any],
+        following: str,
+        branch: _Branch,
+    ) -> None:
+        """``R``: a Pass starting a task of several states (``input.from``, the kept input)."""
+        place = self.place(name, reference, site)
+        state: dict[str, Any] = {"Type": "Pass"}
+        input_from = _shaping(task, "input", "from")
+        if input_from is not None:
+            state["Output"] = template(shaping_text(input_from, place))
+        if kept:
+            assign = {
+                kept: template('{"input": $states.input, "startedAt": $states.context.State.EnteredTime}'),
+                **assign,
+            }
+        if assign:
+            state["Assign"] = assign
+        state["Next"] = following
+        self.add(branch, self.name(reference), state, reference, "entered")
+
+    def do_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        kept = self.kept(task, ("do",), site)
+        done = self.name(reference, "done")
+        inner = replace(site, depth=site.depth + 1)
+        entry_index = len(branch)
+        first = self.task_list(task.get("do"), f"{reference}/do", inner, done, branch)
+        self.entry_state(name, reference, task, site, kept, {}, first, branch)
+        _move_to(branch, self.name(reference), entry_index)
+        self.done_state(name, reference, task, site, after, kept, branch)
+
+    def try_task(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        after: str,
+        resolve: Callable[[Any], str],
+        branch: _Branch,
+    ) -> None:
+        catch: Mapping[str, Any] = mapping(task.get("catch"))
+        retry = catch.get("retry")
+        if isinstance(retry, str):
+            retry = self.use_retries.get(retry)
+        retry = retry if isinstance(retry, Mapping) else None
+        suffix = site.suffix()
+        error_var = f"error_{suffix}"
+        counter = f"retry_{suffix}" if retry is not None else None
+        tried = f"tried_{suffix}" if retry is not None and needs_attempt_duration(retry) else None
+        kept = self.kept(task, ("try",), site)
+        starts = counter is not None or kept is not None or _shaping(task, "input", "from") is not None
+        parallel = self.name(reference, "try") if starts else self.name(reference)
+        done = self.name(reference, "done")
+
+        # The branch: the try list in a scope of its own.
+        items = task.get("try")
+        own_context = _exports(items)
+        ends = _ends(items)
+        inner_context_var = f"context_{site.scope + 1}" if own_context else None
+        envelope = own_context or ends
+        inner_branch: _Branch = {}
+        out_name = self.name(reference, "out")
+        end_name = self.name(reference, "end")
+        inner = _Site(
+            scope=site.scope + 1,
+            depth=site.depth + 1,
+            context=f"${inner_context_var}" if inner_context_var else site.context,
+            context_var=inner_context_var,
+            end=end_name if ends else _END,
+            retries=site.retries + ((counter,) if counter else ()),
+            loop=site.loop,
+            caught=site.caught,
+        )
+        first = self.task_list(items, f"{reference}/try", inner, out_name if envelope else _END, inner_branch)
+        if own_context:
+            begin = self.name(reference, "begin")
+            self.add(
+                inner_branch,
+                begin,
+                {"Type": "Pass", "Assign": {inner_context_var: template(site.context)}, "Next": first},
+                reference,
+                "part",
+            )
+            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
+            first = begin
+        if envelope:
+            kept_context = f', "context": ${inner_context_var}' if inner_context_var else ""
+            ended = ', "end": false' if ends else ""
+            self.add(
+                inner_branch,
+                out_name,
+                {
+                    "Type": "Pass",
+                    "Output": template(f'{{"data": $states.input{ended}{kept_context}}}'),
+                    "End": True,
+                },
+                reference,
+                "part",
+            )
+            if ends:
+                self.add(
+                    inner_branch,
+                    end_name,
+                    {
+                        "Type": "Pass",
+                        "Output": template(f'{{"data": $states.input, "end": true{kept_context}}}'),
+                        "End": True,
+                    },
+                    reference,
+                    "part",
+                )
+        self.finish_branch(inner_branch, out_name, reference)
+
+        # The catch.
+        as_name = str(catch.get("as") or "error")
+        catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: error_var})
+        catch_place = self.place(name, reference, catch_site, kept=kept)
+        recovery = done
+        catch_index = len(branch)
+        if isinstance(catch.get("do"), list):
+            recovery = self.task_list(catch["do"], f"{reference}/catch/do", catch_site, done, branch)
+        catch_states: _Branch = {}
+        takes = takes_text(catch, f"${error_var}", catch_place)
+        rules: list[dict[str, Any]] = []
+        if takes is not None:
+            raise_name = self.name(reference, "raise")
+            rules.append({"Condition": template(f"$not({takes})"), "Next": raise_name})
+            self.add(
+                catch_states,
+                raise_name,
+                {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": template(f"$string(${error_var})")},
+                reference,
+                "failed",
+            )
+        if retry is not None and counter is not None:
+            wait = self.name(reference, "retry")
+            number = f"(${counter}.attempt + 1)"
+            test = retry_text(
+                catch,
+                retry,
+                error=f"${error_var}",
+                counter=f"${counter}",
+                tried=f"${tried}" if tried else None,
+                place=catch_place,
+            )
+            delay = delay_seconds_text(retry, number, catch_place)
+            rules.append(
+                {
+                    "Condition": template(test),
+                    "Next": wait,
+                    "Output": template(f'{{"attempt": {number}, "delay": {delay}, "data": $states.input}}'),
+                }
+            )
+            self.add(
+                catch_states,
+                wait,
+                {
+                    "Type": "Wait",
+                    "Seconds": template("$states.input.delay"),
+                    "Assign": {
+                        counter: template(f'{{"attempt": $states.input.attempt, "first": ${counter}.first}}')
+                    },
+                    "Output": template("$states.input.data"),
+                    "Next": parallel,
+                },
+                reference,
+                "retried",
+            )
+        decide = recovery
+        if rules:
+            decide = self.name(reference, "catch")
+            catch_states = {
+                decide: {"Type": "Choice", "Choices": rules, "Default": recovery},
+                **catch_states,
+            }
+            self.roles[decide] = TaskState(reference, frozenset({"catch"}))
+
+        # The Parallel, and what follows it.
+        catcher_assign: dict[str, Any] = {error_var: template(caught_error(reference, self.known_cuts))}
+        if tried:
+            catcher_assign[tried] = template("$millis() - $toMillis($states.context.State.EnteredTime)")
+        parallel_state: dict[str, Any] = {
+            "Type": "Parallel",
+            "Branches": [{"StartAt": first, "States": inner_branch}],
+            "Output": template("$states.result[0].data" if envelope and not ends else "$states.result[0]"),
+        }
+        if own_context and site.context_var:
+            parallel_state["Assign"] = {site.context_var: template("$states.result[0].context")}
+        parallel_state["Catch"] = [
+            {
+                "ErrorEquals": [_ALL],
+                "Assign": catcher_assign,
+                "Output": template("$states.input"),
+                "Next": decide,
+            }
+        ]
+        ended_name = self.name(reference, "ended")
+        parallel_state["Next"] = ended_name if ends else done
+        states: _Branch = {}
+        if starts:
+            assign: dict[str, Any] = {}
+            if counter:
+                assign[counter] = template('{"attempt": 0, "first": $millis()}')
+            self.entry_state(name, reference, task, site, kept, assign, parallel, states)
+            self.add(states, parallel, parallel_state, reference, "part")
+        else:
+            self.add(states, parallel, parallel_state, reference, "entered")
+        if ends:
+            self.add(
+                states,
+                ended_name,
+                {
+                    "Type": "Choice",
+                    "Choices": [
+                        {
+                            "Condition": template("$states.input.end = true"),
+                            "Next": site.end,
+                            "Output": template("$states.input.data"),
+                        },
+                        {
+                            "Condition": template("true"),
+                            "Next": done,
+                            "Output": template("$states.input.data"),
+                        },
+                    ],
+                },
+                reference,
+                "part",
+            )
+        for state_name_, state in catch_states.items():
+            states[state_name_] = state
+            if state_name_ not in self.roles:
+                raise AssertionError(state_name_)
+        # The task's own states first, then its recovery (already in ``branch``), then ``R#done``.
+        recovery_states = {key: branch.pop(key) for key in list(branch)[catch_index:]}
+        branch.update(states)
+        branch.update(recovery_states)
+        self.done_state(name, reference, task, site, after, kept, branch)
+
+
+def _move_to(branch: _Branch, name: str, index: int) -> None:
+    """Moves a state of the branch to ``index`` in its order (a task's first state before its list)."""
+    items = list(branch.items())
+    moved = next(item for item in items if item[0] == name)
+    items.remove(moved)
+    items.insert(index, moved)
+    branch.clear()
+    branch.update(items)

@@ -1,0 +1,1055 @@
+"""A corpus of workflow documents and how their runs end, for every construct the compiler compiles
+(``parley.workflow.compiler``): the compiler's own tests run each case on moto's Step Functions executor
+(the cases without calls), the local interpreter's tests run them all.
+
+A :class:`Case` is a document (YAML text), the run's input, and how the run ends: :class:`Succeeded`
+with the run's output, or :class:`Rejected` with the uncaught error's type and status (and instance
+where the case is about it). A case with calls gives, for each call task's reference, what a fake entry
+answers its successive calls with (:class:`Answer`: the called run's output, or the error it ended
+with; the last answer repeats). ``waits`` is what the retries' Wait states wait, in order (seconds),
+where the case is about it (``None``: not checked).
+
+The execution's input is ``engine.execution_input(RUN, case.input, 0)``; a run's end is what the
+machine's end Task sends the entry (``{"output"}`` or ``{"error"}``), which is also the execution's
+output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from parley.workflow.errors import PROBLEMS, spec_type
+
+#: The run every case runs as.
+RUN: Final = {"org": "acme", "playbook": "campaigns", "run_id": "run-1"}
+UNANSWERED: Final = PROBLEMS + "unanswered"
+CANCELLED: Final = PROBLEMS + "cancelled"
+
+
+@dataclass(frozen=True)
+class Succeeded:
+    output: Any
+
+
+@dataclass(frozen=True)
+class Rejected:
+    type: str
+    status: int
+    instance: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the entry answers a call with: the called run's output, or the error (a workflow error as
+    JSON) it ended with."""
+
+    output: Any = None
+    error: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    document: str
+    input: Any
+    expected: Succeeded | Rejected
+    answers: Mapping[str, tuple[Answer, ...]] = field(default_factory=dict)
+    waits: tuple[int, ...] | None = None
+
+    @property
+    def calls(self) -> bool:
+        """Whether the case's machine calls functions (moto cannot run it)."""
+        return bool(self.answers)
+
+
+def _doc(body: str, name: str = "case") -> str:
+    return f"document: {{ dsl: '1.0.3', namespace: tests, name: {name}, version: '1.0.0' }}\n{body}"
+
+
+BRIEF_APPROVAL: Final = """\
+document:
+  dsl: '1.0.3'
+  namespace: campaign-review-tutorial
+  name: brief-approval
+  version: '1.0.0'
+  summary: Asks the campaign's owner to approve a review, and asks for a revision when nobody answered.
+input:
+  schema:
+    document:
+      type: object
+      required: [owner, review]
+do:
+  - approval:
+      try:
+        - ask:
+            call: run_definition
+            with:
+              type: interaction
+              name: approve-campaign-brief
+              input: '${ $data }'
+      catch:
+        errors:
+          with: { type: https://on.auto/problems/unanswered, kind: expired }
+        do:
+          - unanswered: { set: { verdict: revise, note: No answer within two days } }
+"""
+
+REVIEW_AND_APPROVE: Final = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: review-and-approve, version: '1.0.0' }
+use:
+  retries:
+    patient: { delay: { seconds: 5 }, backoff: { exponential: {} }, limit: { attempt: { count: 3 } } }
+do:
+  - review:
+      try:
+        - run-review:
+            call: run_definition
+            with: { type: reasoning, name: review-brief, input: { brief: '${ $data.brief }' } }
+      catch:
+        errors: { with: { status: 503 } }
+        retry: patient
+      output:
+        as: '${ $merge([$input, { "review": $data }]) }'
+  - approval:
+      call: run_definition
+      with:
+        type: interaction
+        name: approve-campaign-brief
+        input: { owner: '${ $data.owner }', review: '${ $data.review }' }
+      output:
+        as: '${ $merge([$input, { "decision": $data }]) }'
+  - route:
+      switch:
+        - revise: { when: '${ $data.decision.verdict = "revise" }', then: stop }
+        - otherwise: { then: continue }
+  - done: { set: { approved: true, review: '${ $data.review }' }, then: end }
+  - stop:
+      raise:
+        error: { type: https://example.com/errors/revision-asked, status: 422, title: Revision asked }
+"""
+
+_BRIEF_INPUT: Final = {"owner": "ana@example.com", "review": {"summary": "Spring campaign"}}
+_UNANSWERED_EXPIRED: Final = {
+    "type": UNANSWERED,
+    "status": 410,
+    "instance": "/do/0/approval/try/0/ask",
+    "title": "The interaction 'approve-campaign-brief' went unanswered",
+    "kind": "expired",
+}
+_UNAVAILABLE: Final = {
+    "type": spec_type("communication"),
+    "status": 503,
+    "instance": "/do/0/review/try/0/run-review",
+    "title": "The reasoning 'review-brief' was unavailable",
+}
+_TOOLS_UNFINISHED: Final = {
+    "type": PROBLEMS + "tools_unfinished",
+    "status": 503,
+    "instance": "/do/0/review/try/0/run-review",
+    "kind": "tools_unfinished",
+}
+
+CASES: Final[tuple[Case, ...]] = (
+    # -- set, data between tasks ----------------------------------------------------------------------
+    Case(
+        "set a written value",
+        _doc(
+            "do:\n  - hello: { set: { greeting: hello, count: 2, enabled: true, none: null, list: [1, a] } }"
+        ),
+        {"ignored": True},
+        Succeeded({"greeting": "hello", "count": 2, "enabled": True, "none": None, "list": [1, "a"]}),
+    ),
+    Case(
+        "set values with expressions inside",
+        _doc(
+            "do:\n"
+            "  - sum:\n"
+            "      set:\n"
+            "        total: '${ $data.a + $data.b }'\n"
+            "        nested: { names: ['${ $uppercase($data.name) }', plain], same: '${ $data.list }' }\n"
+            "        items: ['${ $data.list }', '${ $data.a }']\n"
+        ),
+        {"a": 2, "b": 3, "name": "ana", "list": [1, 2]},
+        Succeeded({"total": 5, "nested": {"names": ["ANA", "plain"], "same": [1, 2]}, "items": [[1, 2], 2]}),
+    ),
+    Case(
+        "set one expression",
+        _doc("do:\n  - pick: { set: '${ $data.items[price > 2].name }' }"),
+        {"items": [{"name": "a", "price": 1}, {"name": "b", "price": 3}, {"name": "c", "price": 5}]},
+        Succeeded(["b", "c"]),
+    ),
+    Case(
+        "set strings Step Functions would read otherwise",
+        _doc(
+            "do:\n"
+            "  - odd:\n"
+            "      set:\n"
+            "        empty: ''\n"
+            "        template: '{% 1 + 1 %}'\n"
+            '        lines: "one\\ntwo"\n'
+            "        dollar: '$data'\n"
+            "        half: 'a ${ x } b'\n"
+        ),
+        {},
+        Succeeded(
+            {
+                "empty": "",
+                "template": "{% 1 + 1 %}",
+                "lines": "one\ntwo",
+                "dollar": "$data",
+                "half": "a ${ x } b",
+            }
+        ),
+    ),
+    Case(
+        "a multi-line expression",
+        _doc(
+            "do:\n"
+            "  - lines:\n"
+            "      set: |-\n"
+            "        ${ {\n"
+            '          "text": "one\n'
+            '        two",\n'
+            "          /* a comment\n"
+            "             on two lines */\n"
+            '          "sum": $data.a\n'
+            "            + 1\n"
+            "        } }\n"
+        ),
+        {"a": 1},
+        Succeeded({"text": "one\ntwo", "sum": 2}),
+    ),
+    Case(
+        "each task takes the output of the one before",
+        _doc(
+            "do:\n"
+            "  - first: { set: { n: '${ $data.n + 1 }' } }\n"
+            "  - second: { set: { n: '${ $data.n * 10 }', was: '${ $input }' } }\n"
+        ),
+        {"n": 1},
+        Succeeded({"n": 20, "was": {"n": 2}}),
+    ),
+    Case(
+        "a task's input.from, output.as and its $input",
+        _doc(
+            "do:\n"
+            "  - shape:\n"
+            "      input: { from: '${ $data.inner }' }\n"
+            "      set: { doubled: '${ $data.v * 2 }', raw: '${ $input.keep }' }\n"
+            "      output: { as: '${ $merge([$input, {\"result\": $data}]) }' }\n"
+        ),
+        {"inner": {"v": 21}, "keep": "k"},
+        Succeeded({"inner": {"v": 21}, "keep": "k", "result": {"doubled": 42, "raw": "k"}}),
+    ),
+    Case(
+        "input.from and output.as written as objects",
+        _doc(
+            "do:\n"
+            "  - shape:\n"
+            "      input: { from: { v: '${ $data.a }', fixed: 1 } }\n"
+            "      set: '${ $data }'\n"
+            "      output: { as: { got: '${ $data }', from: '${ $input.a }' } }\n"
+        ),
+        {"a": 5},
+        Succeeded({"got": {"v": 5, "fixed": 1}, "from": 5}),
+    ),
+    Case(
+        "export.as becomes $context",
+        _doc(
+            "do:\n"
+            "  - before: { set: { context: '${ $context }' } }\n"
+            "  - remember:\n"
+            "      set: { id: 7 }\n"
+            "      export: { as: '${ $merge([$context, {\"id\": $output.id}]) }' }\n"
+            "  - again:\n"
+            "      set: { ignored: true }\n"
+            "      export: { as: '${ $merge([$context, {\"more\": $output.ignored}]) }' }\n"
+            "  - after: { set: { before: '${ $input.ignored }', context: '${ $context }' } }\n"
+        ),
+        {},
+        Succeeded({"before": True, "context": {"id": 7, "more": True}}),
+    ),
+    Case(
+        "the document's input.from and output.as",
+        _doc(
+            "input: { from: '${ $data.payload }' }\n"
+            'output: { as: \'${ {"result": $data, "original": $workflow.input.payload.x} }\' }\n'
+            "do:\n"
+            "  - add: { set: { x: '${ $data.x + 1 }' } }\n"
+        ),
+        {"payload": {"x": 1}},
+        Succeeded({"result": {"x": 2}, "original": 1}),
+    ),
+    Case(
+        "the run's variables: $workflow, $runtime, $task",
+        _doc(
+            "do:\n"
+            "  - look:\n"
+            "      set:\n"
+            "        id: '${ $workflow.id }'\n"
+            "        input: '${ $workflow.input }'\n"
+            "        started: '${ $type($workflow.startedAt) }'\n"
+            "        runtime: '${ $runtime.name }'\n"
+            "        name: '${ $task.name }'\n"
+            "        reference: '${ $task.reference }'\n"
+            "        taskStarted: '${ $type($task.startedAt) }'\n"
+        ),
+        {"q": 1},
+        Succeeded(
+            {
+                "id": "run-1",
+                "input": {"q": 1},
+                "started": "string",
+                "runtime": "parley",
+                "name": "look",
+                "reference": "/do/0/look",
+                "taskStarted": "string",
+            }
+        ),
+    ),
+    # -- if and then ----------------------------------------------------------------------------------
+    Case(
+        "if: a skipped task hands its input on and its then is not followed",
+        _doc(
+            "do:\n"
+            "  - skipped: { if: '${ $data.go }', set: { went: true }, then: end }\n"
+            "  - next: { set: { went: '${ $data.go }', seen: next } }\n"
+        ),
+        {"go": False},
+        Succeeded({"went": False, "seen": "next"}),
+    ),
+    Case(
+        "if: a condition holds unless false, null or nothing",
+        _doc(
+            "do:\n"
+            "  - zero: { if: '$data.zero', set: '${ $merge([$data, {\"zero\": \"held\"}]) }' }\n"
+            "  - empty: { if: '${ $data.empty }', set: '${ $merge([$data, {\"empty\": \"held\"}]) }' }\n"
+            "  - none: { if: '${ $data.none }', set: '${ $merge([$data, {\"none\": \"held\"}]) }' }\n"
+            "  - missing: { if: '$data.missing', set: '${ $merge([$data, {\"missing\": \"held\"}]) }' }\n"
+            "  - list: { if: '${ $data.list }', set: '${ $merge([$data, {\"list\": \"held\"}]) }' }\n"
+        ),
+        {"zero": 0, "empty": "", "none": None, "list": []},
+        Succeeded({"zero": "held", "empty": "held", "none": None, "list": "held"}),
+    ),
+    Case(
+        "then: end ends the run with the current data",
+        _doc(
+            "output: { as: '${ {\"out\": $data} }' }\n"
+            "do:\n"
+            "  - first: { set: { n: 1 }, then: end }\n"
+            "  - never: { set: { n: 2 } }\n"
+        ),
+        {},
+        Succeeded({"out": {"n": 1}}),
+    ),
+    Case(
+        "then: a sibling forwards",
+        _doc(
+            "do:\n"
+            "  - first: { set: { path: [first] }, then: third }\n"
+            "  - second: { set: { path: '${ $append($data.path, \"second\") }' } }\n"
+            "  - third: { set: { path: '${ $append($data.path, \"third\") }' } }\n"
+        ),
+        {},
+        Succeeded({"path": ["first", "third"]}),
+    ),
+    Case(
+        "then: a sibling back (a loop)",
+        _doc(
+            "do:\n"
+            "  - start: { set: { n: 0 } }\n"
+            "  - count: { set: { n: '${ $data.n + 1 }' } }\n"
+            "  - again:\n"
+            "      switch:\n"
+            "        - more: { when: '${ $data.n < 3 }', then: count }\n"
+            "        - enough: { then: continue }\n"
+            "  - done: { set: { counted: '${ $data.n }' } }\n"
+        ),
+        {},
+        Succeeded({"counted": 3}),
+    ),
+    Case(
+        "then: exit leaves the list of a do",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - one: { set: { n: 1 }, then: exit }\n"
+            "        - two: { set: { n: 2 } }\n"
+            '      output: { as: \'${ {"inner": $data, "input": $input} }\' }\n'
+            "  - after: { set: '${ $merge([$data, {\"after\": true}]) }' }\n"
+        ),
+        {"x": 0},
+        Succeeded({"inner": {"n": 1}, "input": {"x": 0}, "after": True}),
+    ),
+    Case(
+        "do: a list inside a task, with input.from and export.as",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      input: { from: '${ $data.inner }' }\n"
+            "      do:\n"
+            "        - one: { set: { v: '${ $data.v + 1 }', task: '${ $task.reference }' } }\n"
+            "        - two: { set: { v: '${ $data.v * 2 }', task: '${ $data.task }' } }\n"
+            "      export: { as: '${ {\"v\": $output.v} }' }\n"
+            "  - after: { set: { v: '${ $data.v }', context: '${ $context }', task: '${ $data.task }' } }\n"
+        ),
+        {"inner": {"v": 1}},
+        Succeeded({"v": 4, "context": {"v": 4}, "task": "/do/0/outer/do/0/one"}),
+    ),
+    # -- switch ---------------------------------------------------------------------------------------
+    Case(
+        "switch: the first case that holds; its output is its input",
+        _doc(
+            "do:\n"
+            "  - route:\n"
+            "      switch:\n"
+            "        - small: { when: '${ $data.n < 10 }', then: small }\n"
+            "        - big: { when: '${ $data.n >= 10 }', then: big }\n"
+            "        - other: { then: end }\n"
+            '  - small: { set: \'${ $merge([$data, {"size": "small"}]) }\', then: end }\n'
+            '  - big: { set: \'${ $merge([$data, {"size": "big"}]) }\' }\n'
+        ),
+        {"n": 12},
+        Succeeded({"n": 12, "size": "big"}),
+    ),
+    Case(
+        "switch: the default case",
+        _doc(
+            "do:\n"
+            "  - route:\n"
+            "      switch:\n"
+            "        - small: { when: '${ $data.n < 10 }', then: small }\n"
+            "        - other: { then: end }\n"
+            "  - small: { set: { size: small } }\n"
+        ),
+        {"n": 12},
+        Succeeded({"n": 12}),
+    ),
+    Case(
+        "switch: no case holds and none is the default",
+        _doc(
+            "do:\n"
+            "  - route:\n"
+            "      switch:\n"
+            "        - small: { when: '${ $data.n < 10 }', then: end }\n"
+            "  - next: { set: { went: onwards } }\n"
+        ),
+        {"n": 12},
+        Succeeded({"went": "onwards"}),
+    ),
+    Case(
+        "switch: input.from, output.as and export.as",
+        _doc(
+            "do:\n"
+            "  - route:\n"
+            "      input: { from: '${ $data.inner }' }\n"
+            "      switch:\n"
+            "        - yes: { when: '${ $data.flag }', then: continue }\n"
+            "      output: { as: '${ {\"routed\": $data} }' }\n"
+            "      export: { as: '${ {\"seen\": true} }' }\n"
+            "  - after: { set: { data: '${ $data }', context: '${ $context }' } }\n"
+        ),
+        {"inner": {"flag": True}},
+        Succeeded({"data": {"routed": {"inner": {"flag": True}}}, "context": {"seen": True}}),
+    ),
+    # -- raise ----------------------------------------------------------------------------------------
+    Case(
+        "raise an error written inline",
+        _doc(
+            "do:\n"
+            "  - stop:\n"
+            "      raise:\n"
+            "        error: { type: https://example.com/errors/stop, status: 422, title: Stopped }\n"
+        ),
+        {},
+        Rejected("https://example.com/errors/stop", 422, "/do/0/stop"),
+    ),
+    Case(
+        "raise a named error with expressions; a short type",
+        _doc(
+            "use:\n"
+            "  errors:\n"
+            "    bad: { type: validation, status: '${ $data.code }', title: '${ \"Bad \" & $data.what }' }\n"
+            "do:\n"
+            "  - check: { raise: { error: bad } }\n"
+        ),
+        {"code": 400, "what": "input"},
+        Rejected(spec_type("validation"), 400, "/do/0/check"),
+    ),
+    Case(
+        "raise with its own instance",
+        _doc(
+            "do:\n"
+            "  - stop:\n"
+            "      raise:\n"
+            "        error: { type: runtime, status: 500, instance: /somewhere/else }\n"
+        ),
+        {},
+        Rejected(spec_type("runtime"), 500, "/somewhere/else"),
+    ),
+    Case(
+        "an expression that fails raises the expression error",
+        _doc("do:\n  - broken: { set: { n: '${ $number(\"not a number\") }' } }"),
+        {},
+        Rejected(spec_type("expression"), 400),
+    ),
+    Case(
+        "an expression that gives nothing raises the expression error",
+        _doc("do:\n  - missing: { set: { n: '${ $data.missing }' } }"),
+        {},
+        Rejected(spec_type("expression"), 400),
+    ),
+    # -- try and catch --------------------------------------------------------------------------------
+    Case(
+        "try: the list's output when nothing fails",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - one: { set: { n: '${ $data.n + 1 }' } }\n"
+            "        - two: { set: { n: '${ $data.n + 1 }' } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - never: { set: { n: -1 } }\n"
+        ),
+        {"n": 0},
+        Succeeded({"n": 2}),
+    ),
+    Case(
+        "catch: every error, catch.do's output is the task's",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail:\n"
+            "            raise: { error: { type: https://example.com/e, status: 418, title: Teapot } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - recover: { set: { caught: '${ $error }', data: '${ $data }' } }\n"
+            "  - after: { set: '${ $merge([$data, {\"after\": true}]) }' }\n"
+        ),
+        {"x": 1},
+        Succeeded(
+            {
+                "caught": {
+                    "type": "https://example.com/e",
+                    "status": 418,
+                    "instance": "/do/0/guarded/try/0/fail",
+                    "title": "Teapot",
+                },
+                "data": {"x": 1},
+                "after": True,
+            }
+        ),
+    ),
+    Case(
+        "catch: taken without do, the task hands its input on",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - change: { set: { changed: true } }\n"
+            "        - fail: { raise: { error: { type: runtime, status: 500 } } }\n"
+            "      catch: { errors: { with: { status: 500 } } }\n"
+        ),
+        {"x": 1},
+        Succeeded({"x": 1}),
+    ),
+    Case(
+        "catch: errors.with that does not match raises it again",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: https://example.com/e, status: 418 } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 503 } }\n"
+            "        do:\n"
+            "          - never: { set: { n: 1 } }\n"
+        ),
+        {},
+        Rejected("https://example.com/e", 418, "/do/0/guarded/try/0/fail"),
+    ),
+    Case(
+        "catch: every field of errors.with, and as",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail:\n"
+            "            raise:\n"
+            "              error:\n"
+            "                type: https://example.com/e\n"
+            "                status: 409\n"
+            "                title: Conflict\n"
+            "                detail: It clashed\n"
+            "                instance: /here\n"
+            "      catch:\n"
+            "        errors:\n"
+            "          with:\n"
+            "            type: https://example.com/e\n"
+            "            status: 409\n"
+            "            title: Conflict\n"
+            "            detail: It clashed\n"
+            "            instance: /here\n"
+            "        as: problem\n"
+            "        do:\n"
+            "          - recover: { set: { title: '${ $problem.title }' } }\n"
+        ),
+        {},
+        Succeeded({"title": "Conflict"}),
+    ),
+    Case(
+        "catch: types by their short name and their former address",
+        _doc(
+            "do:\n"
+            "  - former:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: validation, status: 400 } } }\n"
+            "      catch:\n"
+            "        errors: { with: { type: https://serverlessworkflow.io/spec/1.0.0/errors/validation } }\n"
+            "        do:\n"
+            "          - recover: { set: { first: '${ $error.type }' } }\n"
+            "  - short:\n"
+            "      try:\n"
+            "        - fail:\n"
+            "            raise:\n"
+            "              error:\n"
+            "                { type: https://serverlessworkflow.io/spec/1.0.0/errors/runtime, status: 500 }\n"
+            "      catch:\n"
+            "        errors: { with: { type: runtime } }\n"
+            "        do:\n"
+            "          - recover: { set: '${ $merge([$data, {\"second\": $error.type}]) }' }\n"
+        ),
+        {},
+        Succeeded({"first": spec_type("validation"), "second": spec_type("runtime")}),
+    ),
+    Case(
+        "catch: when and exceptWhen",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: runtime, status: 500, detail: '${ $data.why }' } } }\n"
+            "      catch:\n"
+            "        when: '${ $error.detail = \"transient\" }'\n"
+            "        exceptWhen: '${ $data.strict }'\n"
+            "        do:\n"
+            "          - recover: { set: { recovered: '${ $error.detail }' } }\n"
+        ),
+        {"why": "transient", "strict": False},
+        Succeeded({"recovered": "transient"}),
+    ),
+    Case(
+        "catch: exceptWhen holds, the error is not taken",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: runtime, status: 500, detail: '${ $data.why }' } } }\n"
+            "      catch:\n"
+            "        when: '${ $error.detail = \"transient\" }'\n"
+            "        exceptWhen: '${ $data.strict }'\n"
+            "        do:\n"
+            "          - recover: { set: { recovered: true } }\n"
+        ),
+        {"why": "transient", "strict": True},
+        Rejected(spec_type("runtime"), 500, "/do/0/guarded/try/0/fail"),
+    ),
+    Case(
+        "catch: an expression's failure is the expression error (400)",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - broken: { set: { n: '${ $number(\"x\") }' } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 400, type: expression } }\n"
+            "        do:\n"
+            "          - recover: { set: { type: '${ $error.type }', status: '${ $error.status }' } }\n"
+        ),
+        {},
+        Succeeded({"type": spec_type("expression"), "status": 400}),
+    ),
+    Case(
+        "catch.do's then: exit, and the try's output.as",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: runtime, status: 500 } } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - one: { set: { n: 1 }, then: exit }\n"
+            "          - two: { set: { n: 2 } }\n"
+            '      output: { as: \'${ {"out": $data, "in": $input} }\' }\n'
+        ),
+        {"x": 1},
+        Succeeded({"out": {"n": 1}, "in": {"x": 1}}),
+    ),
+    Case(
+        "nested try: the inner catch raises it again, the outer takes it",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - fail: { raise: { error: { type: https://example.com/deep, status: 404 } } }\n"
+            "            catch:\n"
+            "              errors: { with: { status: 500 } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 404 } }\n"
+            "        do:\n"
+            "          - recover: { set: { from: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"from": "/do/0/outer/try/0/inner/try/0/fail"}),
+    ),
+    Case(
+        "export.as inside a try, read after it",
+        _doc(
+            "do:\n"
+            "  - first: { set: { a: 1 }, export: { as: '${ {\"a\": 1} }' } }\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - inside: { set: { b: 2 }, export: { as: '${ $merge([$context, {\"b\": 2}]) }' } }\n"
+            "        - read: { set: { inside: '${ $context }' } }\n"
+            "      catch: {}\n"
+            "  - after: { set: { inside: '${ $data.inside }', after: '${ $context }' } }\n"
+        ),
+        {},
+        Succeeded({"inside": {"a": 1, "b": 2}, "after": {"a": 1, "b": 2}}),
+    ),
+    Case(
+        "then: end inside a try ends the run",
+        _doc(
+            "output: { as: '${ {\"ended\": $data} }' }\n"
+            "do:\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - guarded:\n"
+            "            try:\n"
+            "              - stop: { set: { stopped: true }, then: end }\n"
+            "              - never: { set: { stopped: false } }\n"
+            "            catch: {}\n"
+            "            output: { as: { never: true } }\n"
+            "        - never: { set: { never: true } }\n"
+            "  - never: { set: { never: true } }\n"
+        ),
+        {},
+        Succeeded({"ended": {"stopped": True}}),
+    ),
+    Case(
+        "then: end inside a try, not taken: the try goes on",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - maybe: { if: '${ $data.stop }', set: { stopped: true }, then: end }\n"
+            "        - on: { set: { stopped: false } }\n"
+            "      catch: {}\n"
+            "      output: { as: '${ $merge([$data, {\"shaped\": true}]) }' }\n"
+        ),
+        {"stop": False},
+        Succeeded({"stopped": False, "shaped": True}),
+    ),
+    # -- retry ----------------------------------------------------------------------------------------
+    Case(
+        "retry: the try runs again after each delay (exponential), then catch.do",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: communication, status: 503 } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 503 } }\n"
+            "        retry:\n"
+            "          delay: { seconds: 2 }\n"
+            "          backoff: { exponential: {} }\n"
+            "          limit: { attempt: { count: 3 } }\n"
+            "        do:\n"
+            "          - gave-up: { set: { gaveUp: '${ $error.status }' } }\n"
+        ),
+        {},
+        Succeeded({"gaveUp": 503}),
+        waits=(2, 4, 8),
+    ),
+    Case(
+        "retry: linear backoff, from use.retries",
+        _doc(
+            "use:\n"
+            "  retries:\n"
+            "    steady: { delay: PT3S, backoff: { linear: {} }, limit: { attempt: { count: 2 } } }\n"
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: communication, status: 503 } } }\n"
+            "      catch: { retry: steady }\n"
+        ),
+        {"kept": 1},
+        Succeeded({"kept": 1}),
+        waits=(3, 6),
+    ),
+    Case(
+        "retry: constant delay, in milliseconds rounded up to seconds",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: communication, status: 503 } } }\n"
+            "      catch:\n"
+            "        retry:\n"
+            "          delay: { milliseconds: 1500 }\n"
+            "          backoff: { constant: {} }\n"
+            "          limit: { attempt: { count: 2 } }\n"
+        ),
+        {},
+        Succeeded({}),
+        waits=(2, 2),
+    ),
+    Case(
+        "retry: when and exceptWhen",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail:\n"
+            "            raise: { error: { type: communication, status: 503, detail: '${ $data.why }' } }\n"
+            "      catch:\n"
+            "        retry:\n"
+            "          delay: PT1S\n"
+            "          limit: { attempt: { count: 5 } }\n"
+            "          when: '${ $error.detail = \"busy\" }'\n"
+            "          exceptWhen: '${ $data.never }'\n"
+        ),
+        {"why": "down"},
+        Succeeded({"why": "down"}),
+        waits=(),
+    ),
+    Case(
+        "retry: limit.duration and jitter",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: communication, status: 503 } } }\n"
+            "      catch:\n"
+            "        retry:\n"
+            "          delay: PT1S\n"
+            "          jitter: { from: PT0S, to: PT1S }\n"
+            "          limit: { attempt: { count: 2, duration: PT1H }, duration: P1D }\n"
+            "        do:\n"
+            "          - gave-up: { set: { gaveUp: true } }\n"
+        ),
+        {},
+        Succeeded({"gaveUp": True}),
+    ),
+    Case(
+        "asking again: a catch of every error takes unanswered but does not retry it",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            raise:\n"
+            "              error: { type: https://on.auto/problems/unanswered, status: 410, kind: expired }\n"
+            "      catch:\n"
+            "        retry: { delay: PT1S, limit: { attempt: { count: 3 } } }\n"
+            "        do:\n"
+            "          - recover: { set: { taken: '${ $error.kind }' } }\n"
+        ),
+        {},
+        Succeeded({"taken": "expired"}),
+        waits=(),
+    ),
+    Case(
+        "asking again: a catch by status 410 takes unanswered but does not retry it",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            raise: { error: { type: https://on.auto/problems/unanswered, status: 410 } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 410 } }\n"
+            "        retry: { delay: PT1S, limit: { attempt: { count: 3 } } }\n"
+        ),
+        {"kept": True},
+        Succeeded({"kept": True}),
+        waits=(),
+    ),
+    Case(
+        "asking again: a catch naming unanswered retries it",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            raise: { error: { type: https://on.auto/problems/unanswered, status: 410 } }\n"
+            "      catch:\n"
+            "        errors: { with: { type: https://on.auto/problems/unanswered } }\n"
+            "        retry: { delay: PT1S, limit: { attempt: { count: 2 } } }\n"
+            "        do:\n"
+            "          - recover: { set: { asked: again } }\n"
+        ),
+        {},
+        Succeeded({"asked": "again"}),
+        waits=(1, 1),
+    ),
+    Case(
+        "asking again: cancelled is not retried by a catch naming unanswered",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - ask: { raise: { error: { type: https://on.auto/problems/cancelled, status: 409 } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 409 } }\n"
+            "        retry: { delay: PT1S, limit: { attempt: { count: 2 } } }\n"
+            "        do:\n"
+            "          - recover: { set: { cancelled: true } }\n"
+        ),
+        {},
+        Succeeded({"cancelled": True}),
+        waits=(),
+    ),
+    Case(
+        "retry: nested tries, each with its own count",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - fail: { raise: { error: { type: communication, status: 503 } } }\n"
+            "            catch:\n"
+            "              retry: { delay: PT1S, limit: { attempt: { count: 1 } } }\n"
+            "              do:\n"
+            "                - again: { raise: { error: { type: runtime, status: 500 } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 500 } }\n"
+            "        retry: { delay: PT10S, limit: { attempt: { count: 1 } } }\n"
+            "        do:\n"
+            "          - done: { set: { done: true } }\n"
+        ),
+        {},
+        Succeeded({"done": True}),
+        waits=(1, 10, 1),
+    ),
+    # -- calls ----------------------------------------------------------------------------------------
+    Case(
+        "brief-approval: answered",
+        BRIEF_APPROVAL,
+        _BRIEF_INPUT,
+        Succeeded({"verdict": "approve"}),
+        answers={"/do/0/approval/try/0/ask": (Answer(output={"verdict": "approve"}),)},
+    ),
+    Case(
+        "brief-approval: expired, caught",
+        BRIEF_APPROVAL,
+        _BRIEF_INPUT,
+        Succeeded({"verdict": "revise", "note": "No answer within two days"}),
+        answers={"/do/0/approval/try/0/ask": (Answer(error=_UNANSWERED_EXPIRED),)},
+    ),
+    Case(
+        "brief-approval: unanswered of another kind is not caught",
+        BRIEF_APPROVAL,
+        _BRIEF_INPUT,
+        Rejected(UNANSWERED, 410, "/do/0/approval/try/0/ask"),
+        answers={"/do/0/approval/try/0/ask": (Answer(error={**_UNANSWERED_EXPIRED, "kind": "withdrawn"}),)},
+    ),
+    Case(
+        "review-and-approve: approved",
+        REVIEW_AND_APPROVE,
+        {"brief": "Spring", "owner": "ana@example.com"},
+        Succeeded({"approved": True, "review": {"score": 9}}),
+        answers={
+            "/do/0/review/try/0/run-review": (Answer(output={"score": 9}),),
+            "/do/1/approval": (Answer(output={"verdict": "approve"}),),
+        },
+    ),
+    Case(
+        "review-and-approve: a revision asked",
+        REVIEW_AND_APPROVE,
+        {"brief": "Spring", "owner": "ana@example.com"},
+        Rejected("https://example.com/errors/revision-asked", 422, "/do/4/stop"),
+        answers={
+            "/do/0/review/try/0/run-review": (Answer(output={"score": 3}),),
+            "/do/1/approval": (Answer(output={"verdict": "revise"}),),
+        },
+    ),
+    Case(
+        "review-and-approve: the review retried while unavailable",
+        REVIEW_AND_APPROVE,
+        {"brief": "Spring", "owner": "ana@example.com"},
+        Succeeded({"approved": True, "review": {"score": 7}}),
+        answers={
+            "/do/0/review/try/0/run-review": (
+                Answer(error=_UNAVAILABLE),
+                Answer(error=_TOOLS_UNFINISHED),
+                Answer(output={"score": 7}),
+            ),
+            "/do/1/approval": (Answer(output={"verdict": "approve"}),),
+        },
+        waits=(5, 10),
+    ),
+    Case(
+        "review-and-approve: the review unavailable after every retry",
+        REVIEW_AND_APPROVE,
+        {"brief": "Spring", "owner": "ana@example.com"},
+        Succeeded({"approved": True, "review": {"brief": "Spring", "owner": "ana@example.com"}}),
+        answers={
+            "/do/0/review/try/0/run-review": (Answer(error=_UNAVAILABLE),),
+            "/do/1/approval": (Answer(output={"verdict": "approve"}),),
+        },
+        waits=(5, 10, 20),
+    ),
+    Case(
+        "a call's input, its with.input left out, output.as and export.as",
+        _doc(
+            "do:\n"
+            "  - first:\n"
+            "      call: run_definition\n"
+            "      with: { type: reasoning, name: summarize }\n"
+            '      output: { as: \'${ {"summary": $data, "from": $input.text} }\' }\n'
+            "      export: { as: '${ {\"summary\": $output.summary} }' }\n"
+            "  - second:\n"
+            "      call: run_definition\n"
+            "      with: { type: workflow, name: publish, input: { summary: '${ $context.summary }' } }\n"
+        ),
+        {"text": "long"},
+        Succeeded({"published": True}),
+        answers={
+            "/do/0/first": (Answer(output="short"),),
+            "/do/1/second": (Answer(output={"published": True}),),
+        },
+    ),
+    Case(
+        "a call that fails, not caught",
+        _doc(
+            "do:\n"
+            "  - call-it:\n"
+            "      call: run_definition\n"
+            "      with: { type: interaction, name: ask, input: {} }\n"
+        ),
+        {},
+        Rejected(spec_type("runtime"), 500, "/do/0/call-it"),
+        answers={
+            "/do/0/call-it": (
+                Answer(error={"type": spec_type("runtime"), "status": 500, "instance": "/do/0/call-it"}),
+            )
+        },
+    ),
+)
+
+
+def case(name: str) -> Case:
+    """The case of that name."""
+    for found in CASES:
+        if found.name == name:
+            return found
+    raise KeyError(name)
