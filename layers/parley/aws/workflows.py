@@ -49,12 +49,13 @@ MAX_VERSIONS_SEARCHED: Final = 100
 CACHE_SIZE: Final = 512
 #: Publishing: a concurrent publication of the same machine is a conflict worth trying again.
 PUBLISH_UNAVAILABLE_CODES: Final = UNAVAILABLE_CODES | {"ConflictException"}
-#: The statuses the port speaks of (``parley.ports.workflows``); Step Functions' others are read as these.
+#: The statuses the port speaks of (``parley.ports.workflows``, and ``TIMED_OUT`` as the local executor
+#: says it); a failed execution waiting for a redrive (which Parley never asks) has failed.
 STATUSES: Final = {
     "RUNNING": "RUNNING",
     "SUCCEEDED": "SUCCEEDED",
     "FAILED": "FAILED",
-    "TIMED_OUT": "FAILED",
+    "TIMED_OUT": "TIMED_OUT",
     "ABORTED": "ABORTED",
     "PENDING_REDRIVE": "FAILED",
 }
@@ -252,9 +253,9 @@ class StepFunctionsWorkflows:
                 raise
 
     def describe_execution(self, execution_arn: str) -> dict[str, Any]:
-        """``status`` (``RUNNING``, ``SUCCEEDED``, ``FAILED``, ``ABORTED``, or ``UNKNOWN`` for an
-        execution that does not exist; a timed-out execution is ``FAILED`` with ``States.Timeout``),
-        ``output`` (the JSON value; ``None`` unless it succeeded), ``error``, ``cause``."""
+        """``status`` (``RUNNING``, ``SUCCEEDED``, ``FAILED``, ``TIMED_OUT``, ``ABORTED``, or ``UNKNOWN``
+        for an execution that does not exist), ``output`` (the JSON value; ``None`` unless it
+        succeeded), ``error`` (``States.Timeout`` for a timed-out execution), ``cause``."""
         response = _call(
             "read the workflow's execution",
             lambda: self._client.describe_execution(executionArn=execution_arn),
@@ -325,7 +326,11 @@ class StepFunctionsWorkflows:
 
 
 def history_events(events: Any) -> list[dict[str, Any]]:
-    """Step Functions' history events (``GetExecutionHistory``'s, oldest first) as the port's."""
+    """Step Functions' history events (``GetExecutionHistory``'s, oldest first) as the port's, as the
+    local executor gives them: ``id``, ``type``, ``timestamp`` (ISO 8601 UTC), ``name`` (the state the
+    event belongs to: its own for a state's entry and exit, else that of the event before it, following
+    ``previousEventId``, else of the state entered last; ``None`` before the first state), and ``error``
+    and ``cause`` (``None`` unless the event's details carry them)."""
     from parley.clock import format_time
 
     names: dict[int, str | None] = {}
@@ -354,7 +359,7 @@ def history_events(events: Any) -> list[dict[str, Any]]:
             {
                 "id": event_id,
                 "type": str(event["type"]),
-                "time": format_time(timestamp) if timestamp is not None else None,
+                "timestamp": format_time(timestamp) if timestamp is not None else None,
                 "name": name,
                 "error": details.get("error"),
                 "cause": details.get("cause"),

@@ -345,7 +345,7 @@ def test_the_history_of_a_moto_execution_is_mapped(moto_sfn: Any) -> None:
         (3, "PassStateExited", "A State"),
         (4, "ExecutionSucceeded", "A State"),
     ]
-    assert events[0]["time"] == "2020-01-01T00:00:00.000Z"
+    assert events[0]["timestamp"] == "2020-01-01T00:00:00.000Z"
 
 
 def test_settle_returns_at_once() -> None:
@@ -560,7 +560,7 @@ def test_a_stop_sends_the_error_and_a_cause_cut_to_what_step_functions_takes() -
         ),
         (
             {"status": "TIMED_OUT"},
-            {"status": "FAILED", "output": None, "error": "States.Timeout", "cause": None},
+            {"status": "TIMED_OUT", "output": None, "error": "States.Timeout", "cause": None},
         ),
         (
             {"status": "ABORTED", "error": "Parley.Cancelled"},
@@ -700,7 +700,7 @@ def test_the_history_maps_each_event_to_its_state_and_error() -> None:
     assert (events[6]["error"], events[6]["cause"]) == (ERROR_NAME, '{"status":410}')
     assert (events[11]["error"], events[11]["cause"]) == (ERROR_NAME, "{}")
     assert all(e["error"] is None and e["cause"] is None for e in events[:6])
-    assert {e["time"] for e in events} == {"2026-03-01T12:00:00.000Z"}
+    assert {e["timestamp"] for e in events} == {"2026-03-01T12:00:00.000Z"}
 
 
 def test_branches_interleaved_keep_each_events_own_state() -> None:
