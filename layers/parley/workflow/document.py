@@ -51,7 +51,6 @@ REFUSED_USE: Final = {
     "authentications": "a workflow holds no credentials: its playbook's tool servers hold their own",
 }
 EVALUATE_FIELDS: Final = ("language", "mode")
-SCHEDULE_FIELDS: Final = ("cron", "every")
 
 
 @dataclass(frozen=True)
@@ -141,13 +140,12 @@ class _DocumentChecks(TaskChecks):
         written = document["dsl"]
         if isinstance(written, str) and written in DSL_VERSIONS:
             return written
-        shown = (
-            f"{written!r}"
-            if isinstance(written, str)
-            else "a number"
-            if isinstance(written, int | float)
-            else "that"
-        )
+        if isinstance(written, str):
+            shown = repr(written if len(written) <= 40 else written[:40] + "…")
+        elif isinstance(written, int | float) and not isinstance(written, bool):
+            shown = "a number"
+        else:
+            shown = "that"
         self.value_problem(
             "/document/dsl",
             f"The DSL versions read are {DSL_VERSIONS[0]} to {DSL_VERSIONS[-1]}, written as text such as "

@@ -13,6 +13,7 @@ branches); and every expression, with the variables its place reads.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -29,6 +30,8 @@ TASK_NAME: Final = re.compile(r"[A-Za-z0-9_-]+")
 FLOW_DIRECTIVES: Final = ("continue", "exit", "end")
 #: The kinds of task Parley runs, by the field that names each.
 TASK_KINDS: Final = ("call", "do", "emit", "for", "fork", "listen", "raise", "set", "switch", "try", "wait")
+#: The fields every task takes, and the fields that go with one kind (``catch``, ``while``).
+COMMON_FIELDS: Final = ("if", "input", "output", "export", "timeout", "then", "metadata", "catch", "while")
 #: The function a workflow calls, and the types of definition it runs.
 RUN_DEFINITION: Final = "run_definition"
 CALL_TYPES: Final = ("interaction", "reasoning", "workflow")
@@ -131,7 +134,8 @@ class TaskChecks(Checks):
         if not kinds:
             self.problem(
                 pointer,
-                f"A task does one of {', '.join(TASK_KINDS)}: this one has none of these fields",
+                f"A task does one of {', '.join(TASK_KINDS)}: this one has none of these fields"
+                + _meant_kind(body),
             )
             checked = False
         elif len(kinds) > 1:
@@ -413,6 +417,16 @@ class TaskChecks(Checks):
 
     def kind_run(self, pointer: str, body: dict[str, Any], at: TaskPlace) -> None:
         """Refused (see :meth:`task`); nothing inside it is read."""
+
+
+def _meant_kind(body: dict[str, Any]) -> str:
+    """``; did you mean set?`` for a task whose field is a kind of task misspelled (``sett``)."""
+    for key in body:
+        if key not in COMMON_FIELDS:
+            close = difflib.get_close_matches(key.lower(), TASK_KINDS, n=1, cutoff=0.6)
+            if close:
+                return f"; did you mean {close[0]} (not {_shown(key)})?"
+    return ""
 
 
 def _shown(text: str) -> str:

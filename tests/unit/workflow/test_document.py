@@ -447,6 +447,13 @@ def test_a_task_does_one_thing() -> None:
     ]
 
 
+def test_a_misspelled_kind_of_task_is_named() -> None:
+    assert problem_of(workflow("do:\n  - a: {sett: {x: 1}, then: end}\n")) == (
+        "Line 3, column 5, /do/0/a: A task does one of call, do, emit, for, fork, listen, raise, set, "
+        "switch, try, wait: this one has none of these fields; did you mean set (not 'sett')?"
+    )
+
+
 def test_then_names_a_task_of_the_same_list() -> None:
     source = workflow(
         """\
