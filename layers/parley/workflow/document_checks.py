@@ -232,7 +232,8 @@ class Checks:
         for issue in issues:
             line, column = self.key_place(issue.pointer)
             self.found.append(DocumentProblem(line, issue.pointer, issue.message, column))
-        if object_root and (not isinstance(document, dict) or document.get("type") != "object"):
+        not_an_object = not isinstance(document, dict) or document.get("type") != "object"
+        if object_root and isinstance(document, dict | bool) and not_an_object:
             self.problem(where, 'The input schema\'s root is "type": "object"')
             return None
         return document if isinstance(document, dict) and not issues else None
