@@ -15,7 +15,10 @@ something useful instead, the document is checked in pieces:
 
 Three changes are made to each schema as it is loaded, each because Parley's page says more than the
 DSL: a duration is taken as anything (Parley reads every duration itself, and allows an expression in
-every version); an error takes Parley's ``kind`` and ``because``; and tasks are any mapping, as above.
+every version); an error ``raise`` raises takes Parley's ``kind`` and ``because``, a short type
+(``runtime`` for ``https://open-workflow-specification.org/spec/1.0.0/errors/runtime``) and an
+expression for every field, its ``status`` too ("Errors, retries and timeouts"); and tasks are any
+mapping, as above.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 from parley.documents.json_schema import json_type_name
+from parley.workflow.errors import SHORT_TYPES
 
 SCHEMA_FOLDER: Final = Path(__file__).with_name("schema")
 DSL_VERSIONS: Final = ("1.0.0", "1.0.1", "1.0.2", "1.0.3")
@@ -72,7 +76,9 @@ _PATTERN_WORDS: Final = {
     "RuntimeExpression": "an expression written ${ … }",
     "LiteralUriTemplate": "a URI, such as https://example.com/errors/late",
     "LiteralUri": "a URI, such as https://example.com/errors/late",
+    "ShortErrorType": "a short type (" + ", ".join(SHORT_TYPES) + ")",
 }
+_EXPRESSION: Final = {"$ref": "#/$defs/runtimeExpression"}
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ def _checked_schema(version: str) -> dict[str, Any]:
     error_properties = definitions["error"].setdefault("properties", {})
     for name in ("kind", "because"):
         error_properties[name] = {"type": "string"}
+    short = {"title": "ShortErrorType", "type": "string", "enum": list(SHORT_TYPES)}
+    error_properties["type"] = {"anyOf": [error_properties["type"], short]}
+    error_properties["status"] = {"anyOf": [{"type": "integer"}, _EXPRESSION]}
     return schema
 
 
@@ -246,7 +255,7 @@ def _none_of(error: ValidationError, root: dict[str, Any]) -> str:
             return f"Expected one of the fields {_either(names, words=False)}"
     described: list[str] = []
     for form in forms:
-        for words in _form_words(form, root):
+        for words in _form_words(form, root) or [_TYPE_WORDS.get(t, t) for t in _types(form, root)]:
             if words not in described:
                 described.append(words)
     if described:
@@ -284,7 +293,7 @@ def _form_words(form: Any, root: dict[str, Any], depth: int = 0) -> list[str]:
     if not isinstance(form, dict) or depth > 8:
         return []
     words = _PATTERN_WORDS.get(str(form.get("title")))
-    if words is not None and "pattern" in form:
+    if words is not None and ("pattern" in form or "enum" in form):
         return [words]
     found: list[str] = []
     target = _resolve(form.get("$ref"), root)

@@ -937,8 +937,31 @@ def test_an_error_type_that_is_not_a_uri() -> None:
     source = workflow("do:\n  - stop: {raise: {error: {type: late, status: 408}}}\n")
     assert problem_of(source) == (
         "Line 3, column 28, /do/0/stop/raise/error/type: Expected a URI, such as "
-        "https://example.com/errors/late "
-        "or an expression written ${ … }"
+        "https://example.com/errors/late, an expression written ${ … } or a short type (configuration, "
+        "validation, expression, authentication, authorization, timeout, communication, runtime)"
+    )
+
+
+def test_an_error_takes_a_short_type_and_expressions_in_every_field() -> None:
+    checked(
+        workflow(
+            """\
+            use:
+              errors:
+                bad: {type: validation, status: '${ $data.code }', title: '${ "Bad " & $data.what }'}
+            do:
+              - stop: {raise: {error: {type: runtime, status: 500, instance: /somewhere/else}}}
+              - check: {raise: {error: bad}}
+            """
+        )
+    )
+
+
+def test_an_error_status_is_a_whole_number_or_an_expression() -> None:
+    source = workflow("do:\n  - stop: {raise: {error: {type: runtime, status: five}}}\n")
+    assert problem_of(source) == (
+        "Line 3, column 43, /do/0/stop/raise/error/status: Expected a whole number or an expression written "
+        "${ … }"
     )
 
 
