@@ -30,7 +30,10 @@ and every ``{% %}`` expression is parsed. What it interprets:
   that fails (or gives nothing, or a value its field cannot take) ``States.QueryEvaluationError``; a task
   past its ``TimeoutSeconds`` ``States.Timeout``; a Parallel fails with the error of the branch that
   failed (its other branches are stopped); ``States.ALL`` and ``States.TaskFailed`` match as in
-  ``steps``; ``Retry`` intervals are accepted and not waited for.
+  ``steps``; ``Retry`` intervals are accepted and not waited for. Step Functions' bounds hold too: a
+  state's output, a task's result or a variable past 256 KiB ends the execution with
+  ``States.DataLimitExceeded`` (no Catch takes it), and an execution fails with ``States.Runtime`` once
+  its history reaches 25,000 events (so a loop without an end cannot run forever).
 
 **No thread, no clock of its own.** An execution is a small tree of :class:`Frame` s: the machine's top
 level, and a frame for each branch of each Parallel under way, each with its own state, input,
