@@ -82,7 +82,10 @@ def _listed(services: Services, call: Call, body: dict[str, Any]) -> str:
 
 
 def get_definition(services: Services, call: Call) -> Answer:
-    definition = services.definitions.get_definition(call.ref, call.values["type"], call.values["name"])
+    definitions = services.definitions
+    definition = definitions.used_by(
+        call.ref, definitions.get_definition(call.ref, call.values["type"], call.values["name"])
+    )
     return Answer(definition.as_json())
 
 

@@ -32,6 +32,8 @@ NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{2,47}")
 MAX_SOURCE_BYTES: Final = 65_536
 DEFAULT_LIMIT: Final = 50
 MAX_LIMIT: Final = 100
+#: The type whose definitions call others: their `uses` make the **Used by** of what they call.
+USING_TYPE: Final = "workflow"
 #: How often a write that lost a race is tried again on the new head before answering 409.
 WRITE_ATTEMPTS: Final = 10
 
@@ -100,6 +102,26 @@ class DefinitionService:
         if found is None:
             raise _not_found(definition_type, name)
         return found
+
+    def used_by(self, playbook: PlaybookRef, definition: Definition) -> Definition:
+        """The definition with the workflows that call it (``workflow-format.md``, "Overview") listed
+        under **Used by** at the end of its overview: the playbook's active workflows, read when shown,
+        so that saving a workflow needs no write to the functions it calls."""
+        used = f"{definition.type}/{definition.name}"
+        users: list[str] = []
+        after: ListPosition | None = None
+        while True:
+            heads, more = self._store.list_heads(
+                playbook, USING_TYPE, include_retired=False, limit=MAX_LIMIT, after=after
+            )
+            users.extend(head.name for head in heads if used in head.uses)
+            if not more or not heads:
+                break
+            after = ListPosition(heads[-1].created_at, heads[-1].name)
+        if not users:
+            return definition
+        listed = "\n".join(f"- the workflow **{name}**" for name in users)
+        return replace(definition, overview=f"{definition.overview.rstrip()}\n\n**Used by**\n\n{listed}\n")
 
     def list_definitions(
         self,

@@ -84,8 +84,8 @@ class LambdaContext:
 
 
 class LocalFunctions:
-    """Handlers by function name (``wait``, ``settle``, ``timer``, ``reason``, ``workflow``, ``mcp``), each built on
-    first use."""
+    """Handlers by function name (``wait``, ``settle``, ``timer``, ``reason``, ``workflow``, ``mcp``),
+    each built on first use."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Handler]]) -> None:
         self.after_invoke: Callable[[], None] = lambda: None

@@ -108,6 +108,7 @@ class LocalServer:
             self.executor = LocalExecutor(self.functions.invoke, scheduler=self.scheduler if manual else None)
             self.scheduler.after_each = self.executor.settle
             self.runtime.waits = self.executor
+            self.runtime.workflows = self.executor
             self.runtime.scheduler = self.scheduler
             self.runtime.due_work.append(self.scheduler)
             self.reasoner = LocalReasoner(self.functions.invoke)

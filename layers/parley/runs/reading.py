@@ -14,6 +14,7 @@ from parley.errors import Problem
 from parley.runs import events
 from parley.runs.events import event_json, is_event_id
 from parley.runs.ids import is_run_id
+from parley.runs.kinds import CALLER_TYPE
 from parley.runs.listing import DEFAULT_LIMIT, check_limit, foreign_cursor, list_scope, listing, since_time
 from parley.runs.model import RUN_STATUSES, Event, Page, Request, Run
 
@@ -97,8 +98,11 @@ def get_run_history(
     limit: int = DEFAULT_LIMIT,
     cursor: str | None = None,
 ) -> Page:
-    """The run's events in order (content over 2 KiB shown as its size)."""
-    get_run(runs, playbook, run_id)
+    """The run's events in order (content over 2 KiB shown as its size). A workflow run's come from its
+    type, which reads its tasks' from the engine's own history (``parley.workflow.history``)."""
+    run = get_run(runs, playbook, run_id)
+    if run.type == CALLER_TYPE:
+        return _paged_history(runs, playbook, run, limit, cursor)
     return _events(
         runs,
         playbook,
@@ -139,6 +143,24 @@ def list_playbook_events(
         limit=limit,
         cursor=cursor,
     )
+
+
+def _paged_history(runs: RunService, playbook: PlaybookRef, run: Run, limit: int, cursor: str | None) -> Page:
+    """A page of a history made whole by its type (its cursor: the position of the page's end)."""
+    check_limit(limit)
+    scope = list_scope("events", playbook, {"run_id": run.run_id, "order": "asc"})
+    start = 0
+    if cursor is not None:
+        parts = decode_cursor(scope, cursor)
+        if len(parts) != 1 or not parts[0].isdigit():
+            raise foreign_cursor()
+        start = int(parts[0])
+    caller: Any = runs.kind(CALLER_TYPE)
+    every: list[Event] = caller.history(playbook, run)
+    shown = every[start : start + limit]
+    end = start + len(shown)
+    next_cursor = encode_cursor(scope, [str(end)]) if end < len(every) else None
+    return Page("events", tuple(event_json(e, listed=True) for e in shown), next_cursor)
 
 
 def _events(

@@ -130,7 +130,15 @@ class RunService:
                 replacing = existing.attempt
             try:
                 return self._start(
-                    playbook, definition_type, name, input_value, run_id, started_by, digest, replacing, parent
+                    playbook,
+                    definition_type,
+                    name,
+                    input_value,
+                    run_id,
+                    started_by,
+                    digest,
+                    replacing,
+                    parent,
                 )
             except RunTaken:
                 continue  # another call under the same id wrote first: read what it wrote

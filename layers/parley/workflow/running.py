@@ -19,13 +19,15 @@ starts the runs it calls and writes its ending; a called run's ending answers th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.clock import format_time
+from parley.clock import format_time, parse_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict
 from parley.errors import ErrorEntry, Problem
@@ -33,7 +35,7 @@ from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.listing import MAX_LIMIT
-from parley.runs.model import Parent, Rejection, Run, invalid_input
+from parley.runs.model import Event, Parent, Rejection, Run, invalid_input
 from parley.runs.versions import PerVersion
 from parley.workflow import engine
 from parley.workflow.errors import (
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from parley.runs.service import RunService
     from parley.workflow.document import WorkflowDocument
 
+LOG: Final = logging.getLogger("parley.workflow")
 #: Input of a run and of a call, data between tasks, output of a run: Step Functions' payload.
 MAX_PAYLOAD_BYTES: Final = 256 * 1024
 #: Where a run's id is derived from for a call (uuid5 of the workflow's run id, task and attempt).
@@ -141,7 +144,14 @@ class Workflows:
         runs.store.record_run(
             playbook,
             started,
-            [run_event(events.RUN_STARTED, start.moment, run.run_id, {"definition_version": run.definition_version})],
+            [
+                run_event(
+                    events.RUN_STARTED,
+                    start.moment,
+                    run.run_id,
+                    {"definition_version": run.definition_version},
+                )
+            ],
             replacing=start.replacing,
         )
         try:
@@ -152,7 +162,13 @@ class Workflows:
             lost = Problem("unavailable", "The workflow's execution could not be started; try again.")
             self._end(playbook, started, None, lost)
             raise lost from exc
-        workflows.settle()
+        if run.parent is None:
+            # A caller's run: answer its ending when it ended before its first wait. (A run a workflow
+            # calls is started from within that workflow's step, which this would wait for.)
+            try:
+                workflows.settle()
+            except Exception:  # only a wait for what can be told at once: the run is started either way
+                LOG.warning("the workflow run %s did not come to rest in time", run.run_id)
         current = runs.store.get_run(playbook, run.run_id) or started
         if current.status == "rejected" and current.rejection is not None:
             raise current.rejection.problem()
@@ -334,7 +350,9 @@ class Workflows:
         if run is None or run.status != "started":
             return "unchanged"
         if "error" in payload:
-            return self._end(playbook, run, None, _rejection_problem(WorkflowError.from_json(payload["error"])))
+            return self._end(
+                playbook, run, None, _rejection_problem(WorkflowError.from_json(payload["error"]))
+            )
         output = payload.get("output")
         problem = self._output_problem(playbook, run, output)
         return self._end(playbook, run, output, problem)
@@ -343,10 +361,13 @@ class Workflows:
         if _size(output) > MAX_PAYLOAD_BYTES:
             return _rejection_problem(
                 runtime_error(
-                    f"The run's output is {_size(output):,} bytes as JSON; it is at most {MAX_PAYLOAD_BYTES:,}."
+                    f"The run's output is {_size(output):,} bytes as JSON; it is at most "
+                    f"{MAX_PAYLOAD_BYTES:,}."
                 )
             )
-        version = self.runs.runtime.definitions.get_version(playbook, "workflow", run.name, run.definition_version)
+        version = self.runs.runtime.definitions.get_version(
+            playbook, "workflow", run.name, run.definition_version
+        )
         if version is None:
             return None
         document = self._document(playbook, run.name, run.definition_version, version.source)
@@ -375,7 +396,9 @@ class Workflows:
             event = run_event(events.RUN_SUCCEEDED, now, run.run_id, {"output": output})
         else:
             rejection = Rejection.of(problem)
-            done = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now), input=None)
+            done = replace(
+                run, status="rejected", rejection=rejection, finished_at=format_time(now), input=None
+            )
             event = run_event(events.RUN_REJECTED, now, run.run_id, {"rejection": rejection.as_json()})
         try:
             self.runs.retrying(lambda: self.runs.store.end_run(playbook, done, event))
@@ -383,16 +406,46 @@ class Workflows:
             return "unchanged"
         return done.status
 
+    # --- the run's history ---------------------------------------------------------------------------
+
+    def history(self, playbook: PlaybookRef, run: Run) -> list[Event]:
+        """The run's events: what the store keeps, and its tasks' read from the execution's history
+        (``parley.workflow.history``)."""
+        from parley.workflow.compiler import compile_workflow
+        from parley.workflow.history import merged, task_events
+
+        kept: list[Event] = []
+        after: str | None = None
+        while True:
+            found = self.runs.store.list_events(
+                playbook, run_id=run.run_id, event_type=None, since=None, descending=False,
+                limit=MAX_LIMIT, after=after,
+            )  # fmt: skip
+            kept.extend(found.items)
+            if not found.more or not found.items:
+                break
+            after = found.items[-1].id
+        if run.execution is None:
+            return kept
+        version = self.runs.runtime.definitions.get_version(
+            playbook, "workflow", run.name, run.definition_version
+        )
+        if version is None:
+            return kept
+        document = self._document(playbook, run.name, run.definition_version, version.source)
+        states = compile_workflow(document.data).states
+        history = self._engine().execution_history(run.execution)
+        fallback = parse_time(run.started_at)
+        return merged(kept, task_events(run.run_id, history, states, fallback))
+
     # --- cancelling -----------------------------------------------------------------------------------
 
     def cancelled(self, playbook: PlaybookRef, run: Run, detail: str) -> None:
         """The run was cancelled (``cancel_run``, or the workflow that called it ended): stop its
         execution and cancel every run it waits for, with the kind ``parent_ended``."""
         if run.execution is not None:
-            try:
+            with contextlib.suppress(Problem):  # an execution out of reach ends at its own end entry
                 self._engine().stop_execution(run.execution, "Parley.Cancelled", detail[:1000])
-            except Problem:
-                pass
         for child_id in self._called_runs(playbook, run.run_id):
             child = self.runs.store.get_run(playbook, child_id)
             if child is None or child.status != "started":
@@ -413,7 +466,12 @@ class Workflows:
         cursor: str | None = None
         while True:
             page = self.runs.list_playbook_events(
-                playbook, event_type=events.CALL_STARTED, run_id=run_id, order="asc", limit=MAX_LIMIT, cursor=cursor
+                playbook,
+                event_type=events.CALL_STARTED,
+                run_id=run_id,
+                order="asc",
+                limit=MAX_LIMIT,
+                cursor=cursor,
             )
             found.extend(str(item["data"]["run_id"]) for item in page.items)
             cursor = page.next_cursor
@@ -425,7 +483,12 @@ def _check_payload(value: Any, pointer: str, what: str) -> None:
     size = _size(value)
     if size > MAX_PAYLOAD_BYTES:
         raise invalid_input(
-            [ErrorEntry(pointer, f"{what} is {size:,} bytes as JSON; it is at most {MAX_PAYLOAD_BYTES:,} (256 KiB).")]
+            [
+                ErrorEntry(
+                    pointer,
+                    f"{what} is {size:,} bytes as JSON; it is at most {MAX_PAYLOAD_BYTES:,} (256 KiB).",
+                )
+            ]
         )
 
 

@@ -1,0 +1,114 @@
+"""A workflow run's history (``workflow-format.md``, "How a run ends"): ``run_started``, then for each
+task ``task_started``, ``task_completed``, ``task_skipped``, ``task_failed``, ``task_retried`` and
+``call_started``, and the ending.
+
+The tasks' events are read from the engine's own execution history (``GetExecutionHistory`` on AWS,
+the local interpreter's history locally), by state name (``parley.workflow.states``: each state is
+named after its task and has roles in it), not from a second record written task by task. What the
+store keeps (``run_started``, ``call_started`` with the called run, the ending) is merged in: the start
+first, each ``call_started`` right after its task's ``task_started``, the ending last.
+
+Events read from the execution have ids made from the execution event's time and number, so the same
+history reads the same ids; ``get_event`` does not find them (they are not kept).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from parley.clock import format_time, parse_time
+from parley.runs import events
+from parley.runs.model import Event
+from parley.workflow.states import TaskState
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+TASK_STARTED: Final = "task_started"
+TASK_COMPLETED: Final = "task_completed"
+TASK_SKIPPED: Final = "task_skipped"
+TASK_FAILED: Final = "task_failed"
+TASK_RETRIED: Final = "task_retried"
+#: The step of the tasks' events in their ids (between the start's and the ending's).
+_TASK_STEP: Final = 50
+
+
+def task_events(
+    run_id: str,
+    execution_history: list[dict[str, Any]],
+    states: Mapping[str, TaskState],
+    fallback: datetime,
+) -> list[Event]:
+    """The tasks' events of an execution's history, in order."""
+    found: list[Event] = []
+    for entry in execution_history:
+        name = str(entry.get("name") or "")
+        state = states.get(name)
+        if state is None or not state.reference:
+            continue
+        kind = str(entry.get("type", ""))
+        mapped = _mapped(kind, state)
+        if mapped is None:
+            continue
+        data: dict[str, Any] = {"task": state.reference, "name": state.reference.rpartition("/")[2]}
+        if mapped == TASK_FAILED and entry.get("error"):
+            data["error"] = entry.get("error")
+            if entry.get("cause"):
+                data["cause"] = entry.get("cause")
+        at = _time(entry.get("timestamp"), fallback)
+        found.append(Event(_event_id(run_id, at, entry.get("id")), mapped, format_time(at), run_id, data))
+    return found
+
+
+def _mapped(kind: str, state: TaskState) -> str | None:
+    if kind.endswith("StateEntered"):
+        if state.has("entered"):
+            return TASK_STARTED
+        if state.has("skipped"):
+            return TASK_SKIPPED
+        if state.has("retried"):
+            return TASK_RETRIED
+        if state.has("failed"):
+            return TASK_FAILED
+        return None
+    if kind.endswith("StateExited") and state.has("completed"):
+        return TASK_COMPLETED
+    if kind == "TaskFailed" and state.has("call"):
+        return TASK_FAILED
+    return None
+
+
+def merged(kept: list[Event], tasks: list[Event]) -> list[Event]:
+    """The store's events and the tasks' in one order (see the module's docstring)."""
+    head = [event for event in kept if event.type == events.RUN_STARTED]
+    calls: dict[str, list[Event]] = {}
+    for event in kept:
+        if event.type == events.CALL_STARTED:
+            calls.setdefault(str(event.data.get("task", "")), []).append(event)
+    tail = [event for event in kept if event.type not in (events.RUN_STARTED, events.CALL_STARTED)]
+    ordered = list(head)
+    for event in tasks:
+        ordered.append(event)
+        if event.type == TASK_STARTED:
+            ordered.extend(calls.pop(str(event.data["task"]), []))
+    for left in calls.values():
+        ordered.extend(left)
+    ordered.extend(tail)
+    return ordered
+
+
+def _time(value: Any, fallback: datetime) -> datetime:
+    if isinstance(value, str):
+        try:
+            return parse_time(value)
+        except ValueError:
+            return fallback
+    return fallback
+
+
+def _event_id(run_id: str, at: datetime, number: Any) -> str:
+    millis = int(at.timestamp() * 1000)
+    digest = hashlib.sha256(f"{run_id}/{number}".encode()).hexdigest()[:16]
+    return f"{millis:013d}{_TASK_STEP:02d}{digest}"

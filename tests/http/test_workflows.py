@@ -1,0 +1,400 @@
+"""Workflows end to end over HTTP, against a real ``parley serve --clock manual`` (workflow-format.md:
+"A workflow document", "Calling a function", "Errors, retries and timeouts", "How a run ends",
+"Overview"; http-api.md, "Definitions", "Runs"): the compiled state machine runs on the local
+interpreter, each call waits on a task token, and the called run's ending answers it.
+
+Each test works in a playbook of its own, so the tests share one server and its clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from tool_serving import serving_manually
+
+pytestmark = pytest.mark.http
+
+PLAYBOOKS = [f"w{n:02d}" for n in range(1, 31)]
+OPERATOR = "\n".join(
+    [
+        "principals:",
+        "  - id: dev",
+        "    token: dev-token",
+        "    grants:",
+        *[f"      - {{ org: acme, playbook: {p}, role: write }}" for p in PLAYBOOKS],
+        "  - id: viewer",
+        "    token: viewer-token",
+        "    grants:",
+        *[f"      - {{ org: acme, playbook: {p}, role: read }}" for p in PLAYBOOKS],
+        "",
+    ]
+)
+WRITER = {"Authorization": "Bearer dev-token"}
+READER = {"Authorization": "Bearer viewer-token"}
+APPROVE = "approve-campaign-brief"
+BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
+UNANSWERED = "https://on.auto/problems/unanswered"
+
+BRIEF_APPROVAL = """\
+document:
+  dsl: '1.0.3'
+  namespace: campaign-review-tutorial
+  name: brief-approval
+  version: '1.0.0'
+  summary: Asks the campaign's owner to approve a review, and asks for a revision when nobody answered.
+input:
+  schema:
+    document:
+      type: object
+      required: [owner, review]
+do:
+  - approval:
+      try:
+        - ask:
+            call: run_definition
+            with:
+              type: interaction
+              name: approve-campaign-brief
+              input: '${ $data }'
+      catch:
+        errors:
+          with: { type: https://on.auto/problems/unanswered, kind: expired }
+        do:
+          - unanswered: { set: { verdict: revise, note: No answer within two days } }
+"""
+
+#: Asks, then routes on the verdict: a revision raises an error nothing catches.
+ASK_AND_ROUTE = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: ask-and-route, version: '1.0.0' }
+do:
+  - approval:
+      call: run_definition
+      with:
+        type: interaction
+        name: approve-campaign-brief
+        input: { owner: '${ $data.owner }', review: '${ $data.review }' }
+      output:
+        as: '${ $merge([$input, { "decision": $data }]) }'
+  - route:
+      switch:
+        - revise: { when: '${ $data.decision.verdict = "revise" }', then: stop }
+        - otherwise: { then: continue }
+  - done: { set: { approved: true, owner: '${ $data.owner }' }, then: end }
+  - stop:
+      raise:
+        error: { type: https://example.com/errors/revision-asked, status: 422, title: Revision asked }
+"""
+
+#: Calls a function by the name given in its input, and catches nothing.
+CALL_NAMED = """\
+document: {{ dsl: '1.0.3', namespace: campaigns, name: call-named, version: '1.0.0' }}
+do:
+  - ask:
+      call: run_definition
+      with: {{ type: {type}, name: {name}, input: '${{ $data }}' }}
+"""
+
+#: Catches every error of its call and shows it.
+CATCH_ALL = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: catch-all, version: '1.0.0' }
+do:
+  - guarded:
+      try:
+        - ask:
+            call: run_definition
+            with: { type: interaction, name: no-such-function, input: {} }
+      catch:
+        as: caught
+        do:
+          - show:
+              set: { type: '${ $caught.type }', status: '${ $caught.status }', at: '${ $caught.instance }' }
+"""
+
+#: An expression that fails when it runs raises ``expression`` (400), which a catch may take.
+FAILING_EXPRESSION = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: failing-expression, version: '1.0.0' }
+do:
+  - guarded:
+      try:
+        - compute: { set: { value: '${ $number("not a number") }' } }
+      catch:
+        errors: { with: { status: 400 } }
+        as: caught
+        do:
+          - show: { set: { type: '${ $caught.type }' } }
+"""
+
+#: A workflow that calls the brief-approval workflow.
+OUTER = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: outer, version: '1.0.0' }
+do:
+  - inner:
+      call: run_definition
+      with: { type: workflow, name: brief-approval, input: '${ $data }' }
+  - wrap: { set: { inner: '${ $data }' } }
+"""
+
+
+@dataclass
+class Playbook:
+    http: httpx.Client
+    base: str
+
+    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
+        content = None if body is None else json.dumps(body)
+        sent = {**WRITER, "Content-Type": "application/json", **(headers or {})}
+        return self.http.post(self.base + path, content=content, headers=sent)
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
+        return self.http.get(self.base + path, params=params, headers=READER)
+
+    def save(self, definition_type: str, name: str, source: str) -> dict[str, Any]:
+        created = self.post(f"/definitions/{definition_type}", {"name": name, "source": source})
+        assert created.status_code == 201, created.text
+        body: dict[str, Any] = created.json()
+        return body
+
+    def run(self, name: str, input_value: Any, run_id: str | None = None) -> httpx.Response:
+        body: dict[str, Any] = {"input": input_value}
+        if run_id is not None:
+            body["run_id"] = run_id
+        return self.post(f"/definitions/workflow/{name}/run", body)
+
+    def started(self, name: str, input_value: Any) -> str:
+        reply = self.run(name, input_value)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["status"] == "started", reply.text
+        run_id: str = reply.json()["run_id"]
+        return run_id
+
+    def run_of(self, run_id: str) -> dict[str, Any]:
+        reply = self.get(f"/runs/{run_id}")
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def open_requests(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.get("/interactions").json()["interactions"]
+        return items
+
+    def child_of(self, run_id: str) -> dict[str, Any]:
+        """The one run the workflow waits for, found through its open request."""
+        children = [self.run_of(item["run_id"]) for item in self.open_requests()]
+        mine = [child for child in children if child.get("parent", {}).get("run_id") == run_id]
+        assert len(mine) == 1, children
+        return mine[0]
+
+    def advance(self, seconds: float) -> None:
+        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds})
+        assert moved.status_code == 200, moved.text
+
+    def history(self, run_id: str) -> list[dict[str, Any]]:
+        reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
+        assert reply.status_code == 200, reply.text
+        events: list[dict[str, Any]] = reply.json()["events"]
+        return events
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("serve-workflows")
+    config = tmp / "operator.yaml"
+    config.write_text(OPERATOR, encoding="utf-8")
+    with serving_manually(config, tmp / "serve.log") as url:
+        yield url
+
+
+_next_playbook = iter(PLAYBOOKS)
+
+
+@pytest.fixture
+def playbook(server: str, example_source: str) -> Iterator[Playbook]:
+    with httpx.Client(base_url=server, timeout=30) as http:
+        chosen = Playbook(http, f"/v1/orgs/acme/playbooks/{next(_next_playbook)}")
+        chosen.save("interaction", APPROVE, example_source)
+        chosen.save("workflow", "brief-approval", BRIEF_APPROVAL)
+        yield chosen
+
+
+def problem(reply: httpx.Response, status: int, reason: str) -> dict[str, Any]:
+    assert reply.status_code == status, reply.text
+    body: dict[str, Any] = reply.json()
+    assert body["reason"] == reason, body
+    return body
+
+
+def test_the_brief_approval_asks_in_the_inbox_and_the_answer_is_its_output(playbook: Playbook) -> None:
+    definition = playbook.get("/definitions/workflow/brief-approval").json()
+    assert definition["media_type"] == "application/yaml"
+    assert definition["state_machine"]["QueryLanguage"] == "JSONata"
+    assert definition["schedule"] is None
+    assert "```mermaid" in definition["overview"]
+    used = playbook.get(f"/definitions/interaction/{APPROVE}").json()["overview"]
+    assert "**Used by**" in used and "brief-approval" in used
+
+    run_id = playbook.started("brief-approval", BRIEF)
+    child = playbook.child_of(run_id)
+    assert child["type"] == "interaction" and child["name"] == APPROVE
+    assert child["parent"] == {"run_id": run_id, "task": "/do/0/approval/try/0/ask"}
+    assert child["started_by"] == "dev"
+
+    answered = playbook.post(f"/runs/{child['run_id']}/answer", {"answer": {"verdict": "approve"}})
+    assert answered.status_code == 200, answered.text
+    done = playbook.run_of(run_id)
+    assert done["status"] == "succeeded", done
+    assert done["output"] == {"verdict": "approve"}
+    types = [event["type"] for event in playbook.history(run_id)]
+    assert types[0] == "run_started" and types[-1] == "run_succeeded"
+    assert "call_started" in types and "task_started" in types and "task_completed" in types
+
+
+def test_an_expired_request_is_caught_and_the_workflow_asks_for_a_revision(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+    child = playbook.child_of(run_id)
+    playbook.advance(2 * 24 * 3600 + 60)
+    assert playbook.run_of(child["run_id"])["rejection"]["reason"] == "unanswered"
+    done = playbook.run_of(run_id)
+    assert done["status"] == "succeeded", done
+    assert done["output"] == {"verdict": "revise", "note": "No answer within two days"}
+
+
+def test_an_unanswered_request_nothing_catches_rejects_the_workflow_as_unanswered(playbook: Playbook) -> None:
+    playbook.save("workflow", "ask-and-route", ASK_AND_ROUTE)
+    run_id = playbook.started("ask-and-route", BRIEF)
+    playbook.advance(2 * 24 * 3600 + 60)
+    done = playbook.run_of(run_id)
+    assert done["status"] == "rejected", done
+    assert done["rejection"]["reason"] == "unanswered"
+    assert done["rejection"]["kind"] == "expired"
+
+
+def test_a_switch_routes_and_a_raise_nothing_catches_rejects_with_its_title(playbook: Playbook) -> None:
+    playbook.save("workflow", "ask-and-route", ASK_AND_ROUTE)
+    approved = playbook.started("ask-and-route", BRIEF)
+    child = playbook.child_of(approved)
+    playbook.post(f"/runs/{child['run_id']}/answer", {"answer": {"verdict": "approve"}})
+    assert playbook.run_of(approved)["output"] == {"approved": True, "owner": BRIEF["owner"]}
+
+    revised = playbook.started("ask-and-route", BRIEF)
+    child = playbook.child_of(revised)
+    playbook.post(f"/runs/{child['run_id']}/answer", {"answer": {"verdict": "revise", "note": "Budget"}})
+    done = playbook.run_of(revised)
+    assert done["status"] == "rejected", done
+    assert done["rejection"]["reason"] == "invalid_input"
+    assert done["rejection"]["detail"] == "Revision asked (at /do/3/stop)"
+
+
+def test_a_missing_function_raises_configuration_404(playbook: Playbook) -> None:
+    playbook.save("workflow", "call-named", CALL_NAMED.format(type="interaction", name="no-such-function"))
+    reply = playbook.run("call-named", {})
+    body = problem(reply, 422, "invalid_input")
+    assert "no-such-function" in body["detail"] and "/do/0/ask" in body["detail"]
+
+    playbook.save("workflow", "catch-all", CATCH_ALL)
+    reply = playbook.run("catch-all", {})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["status"] == "succeeded"
+    assert reply.json()["output"] == {
+        "type": "https://open-workflow-specification.org/spec/1.0.0/errors/configuration",
+        "status": 404,
+        "at": "/do/0/guarded/try/0/ask",
+    }
+
+
+def test_a_called_run_refusing_its_input_raises_validation_400(playbook: Playbook) -> None:
+    playbook.save("workflow", "call-named", CALL_NAMED.format(type="interaction", name=APPROVE))
+    reply = playbook.run("call-named", {"owner": "maria"})  # no review
+    body = problem(reply, 422, "invalid_input")
+    assert "/do/0/ask" in body["detail"]
+
+
+def test_an_expression_failing_at_run_time_raises_expression_400_a_catch_takes(playbook: Playbook) -> None:
+    playbook.save("workflow", "failing-expression", FAILING_EXPRESSION)
+    reply = playbook.run("failing-expression", {})
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["output"] == {
+        "type": "https://open-workflow-specification.org/spec/1.0.0/errors/expression"
+    }
+
+
+def test_the_input_schema_is_checked_before_anything_runs(playbook: Playbook) -> None:
+    reply = playbook.run("brief-approval", {"owner": "maria"})
+    body = problem(reply, 422, "invalid_input")
+    assert body["errors"][0]["pointer"] == "/input"
+    assert playbook.open_requests() == []
+
+
+def test_cancelling_a_workflow_cancels_the_run_it_waits_for(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+    child = playbook.child_of(run_id)
+    cancelled = playbook.post(f"/runs/{run_id}/cancel", {})
+    assert cancelled.status_code == 200, cancelled.text
+    assert playbook.run_of(run_id)["rejection"] == {
+        "reason": "cancelled",
+        "kind": "requested",
+        "detail": "cancel_run cancelled the run (by dev).",
+    }
+    ended = playbook.run_of(child["run_id"])
+    assert ended["status"] == "rejected"
+    assert ended["rejection"]["reason"] == "cancelled" and ended["rejection"]["kind"] == "parent_ended"
+    assert playbook.open_requests() == []
+
+
+def test_cancelling_the_called_run_rejects_the_workflow(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+    child = playbook.child_of(run_id)
+    assert playbook.post(f"/runs/{child['run_id']}/cancel", {}).status_code == 200
+    done = playbook.run_of(run_id)
+    assert done["status"] == "rejected", done
+    # cancelled is 409, which the brief-approval's catch (unanswered, expired) does not take.
+    assert done["rejection"]["reason"] == "invalid_input"
+    assert "cancelled" in done["rejection"]["detail"]
+
+
+def test_retrying_under_a_run_id(playbook: Playbook) -> None:
+    run_id = "0f5e8c1a-4d3b-4f6e-9a2c-7b1d3e5f7a9c"
+    first = playbook.run("brief-approval", BRIEF, run_id=run_id)
+    again = playbook.run("brief-approval", BRIEF, run_id=run_id)
+    assert first.status_code == again.status_code == 200
+    assert again.json()["status"] == "started"
+    assert len(playbook.open_requests()) == 1
+    other = playbook.run("brief-approval", {**BRIEF, "owner": "ana"}, run_id=run_id)
+    problem(other, 409, "conflict")
+
+
+def test_a_workflow_calls_a_workflow(playbook: Playbook) -> None:
+    playbook.save("workflow", "outer", OUTER)
+    run_id = playbook.started("outer", BRIEF)
+    inner = [
+        run
+        for run in playbook.get("/runs", {"type": "workflow"}).json()["runs"]
+        if run["name"] == "brief-approval"
+    ]
+    assert len(inner) == 1
+    inner_run = playbook.run_of(inner[0]["run_id"])
+    assert inner_run["parent"] == {"run_id": run_id, "task": "/do/0/inner"}
+    child = playbook.child_of(inner_run["run_id"])
+    playbook.post(f"/runs/{child['run_id']}/answer", {"answer": {"verdict": "approve"}})
+    assert playbook.run_of(run_id)["output"] == {"inner": {"verdict": "approve"}}
+
+
+def test_a_document_with_problems_names_line_column_and_pointer(playbook: Playbook) -> None:
+    source = BRIEF_APPROVAL.replace("input: '${ $data }'", "input: '${ $data. }'")
+    reply = playbook.post("/definitions/workflow", {"name": "broken", "source": source})
+    body = problem(reply, 422, "invalid_input")
+    assert body["errors"][0]["pointer"] == "/source"
+    assert body["errors"][0]["detail"].startswith("Line 20, column ")
+    assert "/do/0/approval/try/0/ask/with/input" in body["errors"][0]["detail"]
+
+    refused = (
+        "document: { dsl: '1.0.3', namespace: a, name: b, version: '1.0.0' }\n"
+        "do:\n  - x: { run: { shell: { command: ls } } }\n"
+    )
+    reply = playbook.post("/definitions/workflow", {"name": "runs-shell", "source": refused})
+    body = problem(reply, 422, "invalid_input")
+    assert body["errors"][0]["detail"].startswith("Line 3, column ")
