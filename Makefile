@@ -29,7 +29,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 install-local: $(VENV)/.installed-local ## Create the virtualenv with what the local server needs
 
-install: $(VENV)/.installed-dev ## Create the virtualenv with everything (tests, CDK, linters) and Debian's chromium
+# The Node tools the tests use (asl-validator, the reference JSONata), as package-lock.json pins them;
+# npm writes node_modules/.package-lock.json, so the step runs again only when the lock changes.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(VENV)/.installed-dev node_modules/.package-lock.json ## Create the virtualenv with everything (tests, CDK, linters), the Node tools and Debian's chromium
 	@# The browser tests drive Debian's chromium through Playwright (never `playwright install`: no browser
 	@# download is possible); installed here where missing, with sudo when not root.
 	@command -v chromium >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1 || { \

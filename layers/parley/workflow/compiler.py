@@ -166,10 +166,14 @@ def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     for reference, task in _walk(data.get("do"), "/do"):
         kind = task_kind(task)
         if kind in LATER_TASKS:
-            found.append((reference, f"a {kind} task"))
+            found.append((reference, _a(f"{kind} task")))
         if "timeout" in task:
             found.append((f"{reference}/timeout", "a task's timeout"))
     return found
+
+
+def _a(noun: str) -> str:
+    return f"an {noun}" if noun[:1] in "aeiou" else f"a {noun}"
 
 
 def task_kind(task: Mapping[str, Any]) -> str:
@@ -233,6 +237,14 @@ def _ends(items: Any) -> bool:
                 if case[1].get("then") == "end":
                     return True
     return False
+
+
+def _thens(task: Mapping[str, Any]) -> list[Any]:
+    """Where a task may go next: its ``then``, and its cases' if it is a ``switch``."""
+    thens = [task.get("then")]
+    if task_kind(task) == "switch":
+        thens += [case.get("then") for _name, case in _cases(task)]
+    return thens
 
 
 def _cases(task: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -397,6 +409,9 @@ class _Compiler:
         )
         self.add(states, finish, {"Type": "Succeed"}, DOCUMENT, "finish")
         document = mapping(self.data.get("document"))
+        _prune(states, start)
+        kept = set(_names(states))
+        self.roles = {name: role for name, role in self.roles.items() if name in kept}
         comment = f"Parley workflow {document.get('namespace', '')}/{document.get('name', '')}"
         if document.get("version"):
             comment += f" {document['version']}"
@@ -488,8 +503,9 @@ class _Compiler:
             return firsts[index_of[str(then)]]
 
         backwards = any(
-            index_of.get(str(task.get("then")), len(entries)) <= index
+            index_of.get(str(then), len(entries)) <= index
             for index, (_name, _reference, task) in enumerate(entries)
+            for then in _thens(task)
         )
         if backwards and not site.loop:
             site = replace(site, loop=True)
@@ -567,7 +583,7 @@ class _Compiler:
             "try": self.try_task,
         }.get(kind)
         if compile_kind is None:
-            raise NotCompiled([(reference, f"a {kind} task")])
+            raise NotCompiled([(reference, _a(f"{kind} task"))])
         compile_kind(name, reference, task, site, after, resolve, branch)
         if "if" in task:
             self.add(
@@ -1083,6 +1099,44 @@ class _Compiler:
         branch.update(states)
         branch.update(recovery_states)
         self.done_state(name, reference, task, site, after, kept, branch)
+
+
+def _targets(state: Mapping[str, Any]) -> Iterator[str]:
+    """Where a state may go next."""
+    if "Next" in state:
+        yield state["Next"]
+    if "Default" in state:
+        yield state["Default"]
+    for rule in state.get("Choices", []):
+        yield rule["Next"]
+    for catcher in state.get("Catch", []):
+        yield catcher["Next"]
+
+
+def _prune(branch: _Branch, start: str) -> None:
+    """Removes the states nothing reaches (a task after ``then: end``, or one every ``then`` passes
+    by): Step Functions refuses a machine with a state it cannot reach."""
+    reached: set[str] = set()
+    waiting = [start]
+    while waiting:
+        name = waiting.pop()
+        if name in reached or name not in branch:
+            continue
+        reached.add(name)
+        waiting.extend(_targets(branch[name]))
+    for name in [name for name in branch if name not in reached]:
+        del branch[name]
+    for state in branch.values():
+        for inner in state.get("Branches", []):
+            _prune(inner["States"], inner["StartAt"])
+
+
+def _names(branch: _Branch) -> Iterator[str]:
+    """Every state's name, in the branches inside too."""
+    for name, state in branch.items():
+        yield name
+        for inner in state.get("Branches", []):
+            yield from _names(inner["States"])
 
 
 def _move_to(branch: _Branch, name: str, index: int) -> None:

@@ -57,6 +57,7 @@ class Case:
     expected: Succeeded | Rejected
     answers: Mapping[str, tuple[Answer, ...]] = field(default_factory=dict)
     waits: tuple[int, ...] | None = None
+    attempts: tuple[tuple[str, str], ...] | None = None
 
     @property
     def calls(self) -> bool:
@@ -757,6 +758,27 @@ CASES: Final[tuple[Case, ...]] = (
         {"stop": False},
         Succeeded({"stopped": False, "shaped": True}),
     ),
+    Case(
+        "long references: state names cut with a digest",
+        _doc(
+            "do:\n"
+            "  - a-task-whose-name-is-long-enough-to-matter:\n"
+            "      do:\n"
+            "        - another-task-with-a-name-that-is-rather-long:\n"
+            "            try:\n"
+            "              - the-innermost-task-with-the-longest-name-of-them-all:\n"
+            "                  if: '${ $data.go }'\n"
+            "                  set: { deep: '${ $task.reference }' }\n"
+            "              - and-one-that-fails-so-that-the-catch-reads-the-name-of-its-state:\n"
+            "                  set: { n: '${ $number(\"x\") }' }\n"
+            "            catch:\n"
+            "              as: failure\n"
+            "              do:\n"
+            "                - recover: { set: { caught: '${ $failure.type }', data: '${ $data }' } }\n"
+        ),
+        {"go": True},
+        Succeeded({"caught": spec_type("expression"), "data": {"go": True}}),
+    ),
     # -- retry ----------------------------------------------------------------------------------------
     Case(
         "retry: the try runs again after each delay (exponential), then catch.do",
@@ -996,6 +1018,12 @@ CASES: Final[tuple[Case, ...]] = (
             "/do/1/approval": (Answer(output={"verdict": "approve"}),),
         },
         waits=(5, 10),
+        attempts=(
+            ("/do/0/review/try/0/run-review", "0"),
+            ("/do/0/review/try/0/run-review", "1"),
+            ("/do/0/review/try/0/run-review", "2"),
+            ("/do/1/approval", "0"),
+        ),
     ),
     Case(
         "review-and-approve: the review unavailable after every retry",
@@ -1027,6 +1055,58 @@ CASES: Final[tuple[Case, ...]] = (
             "/do/0/first": (Answer(output="short"),),
             "/do/1/second": (Answer(output={"published": True}),),
         },
+    ),
+    Case(
+        "calls in nested retries: the attempt joins every retry's count",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - ask: { call: run_definition, with: { type: interaction, name: ask } }\n"
+            "            catch:\n"
+            "              errors: { with: { status: 500 } }\n"
+            "              retry: { delay: PT1S, limit: { attempt: { count: 1 } } }\n"
+            "              do:\n"
+            "                - again: { raise: { error: { type: runtime, status: 500, title: Gave up } } }\n"
+            "      catch:\n"
+            "        errors: { with: { title: Gave up } }\n"
+            "        retry: { delay: PT10S, limit: { attempt: { count: 1 } } }\n"
+            "        do:\n"
+            "          - gave-up: { set: { gaveUp: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"gaveUp": "/do/0/outer/try/0/inner/catch/do/0/again"}),
+        answers={
+            "/do/0/outer/try/0/inner/try/0/ask": (
+                Answer(error={"type": spec_type("runtime"), "status": 500, "instance": "/x"}),
+            )
+        },
+        waits=(1, 10, 1),
+        attempts=(
+            ("/do/0/outer/try/0/inner/try/0/ask", "0.0"),
+            ("/do/0/outer/try/0/inner/try/0/ask", "0.1"),
+            ("/do/0/outer/try/0/inner/try/0/ask", "1.0"),
+            ("/do/0/outer/try/0/inner/try/0/ask", "1.1"),
+        ),
+    ),
+    Case(
+        "a call a then runs again",
+        _doc(
+            "do:\n"
+            "  - start: { set: { n: 0 } }\n"
+            "  - ask:\n"
+            "      call: run_definition\n"
+            "      with: { type: interaction, name: ask, input: '${ $data }' }\n"
+            "      output: { as: '${ $merge([$input, {\"n\": $input.n + 1}]) }' }\n"
+            "  - again:\n"
+            "      switch:\n"
+            "        - more: { when: '${ $data.n < 2 }', then: ask }\n"
+        ),
+        {},
+        Succeeded({"n": 2}),
+        answers={"/do/1/ask": (Answer(output={}),)},
     ),
     Case(
         "a call that fails, not caught",

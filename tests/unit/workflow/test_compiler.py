@@ -1,0 +1,557 @@
+"""The compiler's output, construct by construct (``parley.workflow.compiler``): the machine's frame
+(``#start``, ``#flow``, ``#end``), state names and roles, ``Next``s, the try's Parallel and Catch, the
+catch's Choice, the retry's Wait, the call's payload, and what every compiled machine of the corpus
+keeps to (names, Step Functions' variable scopes, one line per expression)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from unit.workflow.machines import BRIEF_APPROVAL, CASES, REVIEW_AND_APPROVE
+
+import parley
+from parley.workflow import engine
+from parley.workflow.compile_expressions import Place, bound, condition_text, field, one_line
+from parley.workflow.compiler import (
+    COMPILED_TASKS,
+    CompiledWorkflow,
+    NotCompiled,
+    compile_workflow,
+    not_yet_compiled,
+)
+from parley.workflow.errors import SPEC_ERRORS
+from parley.workflow.states import MAX_NAME, is_cut, reference_of, state_name
+
+
+def compiled(body: str) -> CompiledWorkflow:
+    return compile_workflow(
+        yaml.safe_load("document: { dsl: '1.0.3', namespace: t, name: n, version: '1' }\n" + body)
+    )
+
+
+def states_of(branch: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    for name, state in branch.items():
+        yield name, state
+        for inner in state.get("Branches", []):
+            yield from states_of(inner["States"])
+
+
+def every_state(machine: CompiledWorkflow) -> dict[str, dict[str, Any]]:
+    return dict(states_of(machine.definition["States"]))
+
+
+def flow(machine: CompiledWorkflow) -> dict[str, Any]:
+    branch: dict[str, Any] = machine.definition["States"]["#flow"]["Branches"][0]
+    return branch
+
+
+# -- state names ------------------------------------------------------------------------------------------
+
+
+def test_a_state_is_named_by_its_task_reference_and_a_part() -> None:
+    assert state_name("/do/0/approval") == "/do/0/approval"
+    assert state_name("/do/0/approval", "catch") == "/do/0/approval#catch"
+    assert state_name("", "start") == "#start"
+    assert reference_of("/do/0/approval#catch") == "/do/0/approval"
+
+
+def test_a_long_name_is_cut_with_a_digest() -> None:
+    reference = "/do/0/" + "a" * 60 + "/do/0/" + "b" * 40
+    cut = state_name(reference, "done")
+    assert len(cut) == MAX_NAME
+    assert is_cut(cut)
+    assert cut.startswith(reference[:60])
+    assert cut != state_name(reference, "if")
+    assert cut == state_name(reference, "done")
+    assert not is_cut(state_name("/do/0/x"))
+
+
+def test_cut_names_are_read_back_through_a_table() -> None:
+    name = "a-" + "long" * 20
+    machine = compiled(
+        f"do:\n  - {name}:\n      try:\n        - fail: {{ set: '${{ $number(\"x\") }}' }}\n"
+        "      catch: {}\n"
+    )
+    cut = [state for state in every_state(machine) if is_cut(state)]
+    assert cut
+    text = json.dumps(machine.definition)
+    assert "$lookup(" in text
+    for state in cut:
+        assert machine.states[state].reference.startswith(f"/do/0/{name}")
+        assert json.dumps(state) in text.replace("\\\\", "\\")
+
+
+# -- the machine's frame ----------------------------------------------------------------------------------
+
+
+def test_the_frame_start_flow_end_finish() -> None:
+    machine = compiled("do:\n  - one: { set: { a: 1 } }\n")
+    definition = machine.definition
+    assert definition["QueryLanguage"] == "JSONata"
+    assert definition["StartAt"] == "#start"
+    assert list(definition["States"]) == ["#start", "#flow", "#end", "#finish"]
+    start = definition["States"]["#start"]
+    assert start["Type"] == "Pass"
+    assert set(start["Assign"]) == {"workflow", "runtime", "run", "depth"}
+    assert start["Assign"]["runtime"] == {"name": "parley", "version": parley.__version__}
+    assert "$states.context.Execution.StartTime" in start["Assign"]["workflow"]
+    assert start["Next"] == "#flow"
+    flow_state = definition["States"]["#flow"]
+    assert flow_state["Type"] == "Parallel"
+    assert len(flow_state["Branches"]) == 1
+    assert flow_state["Catch"][0]["ErrorEquals"] == ["States.ALL"]
+    assert flow_state["Catch"][0]["Next"] == flow_state["Next"] == "#end"
+    end = definition["States"]["#end"]
+    assert end["Resource"] == engine.INVOKE_RESOURCE
+    assert end["Arguments"]["FunctionName"] == engine.ENTRY_FUNCTION
+    assert '"action": "end", "run": $run' in end["Arguments"]["Payload"]
+    assert [retrier["ErrorEquals"] for retrier in end["Retry"]] == [
+        [
+            "Lambda.ServiceException",
+            "Lambda.AWSLambdaException",
+            "Lambda.SdkClientException",
+            "Lambda.TooManyRequestsException",
+        ],
+        ["States.ALL"],
+    ]
+    assert end["Next"] == "#finish"
+    assert definition["States"]["#finish"] == {"Type": "Succeed"}
+    assert {name: sorted(role.roles) for name, role in machine.states.items() if role.reference == ""} == {
+        "#start": ["start"],
+        "#flow": ["flow"],
+        "#end": ["end"],
+        "#finish": ["finish"],
+    }
+
+
+def test_the_same_document_compiles_to_the_same_json() -> None:
+    first = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
+    second = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
+    assert json.dumps(first.definition) == json.dumps(second.definition)
+    assert dict(first.states) == dict(second.states)
+
+
+def test_the_document_input_from_and_output_as() -> None:
+    machine = compiled(
+        "input: { from: '${ $data.x }' }\n"
+        "output: { as: '${ {\"y\": $data} }' }\n"
+        "do:\n  - a: { set: '${ $data }' }\n"
+    )
+    branch = flow(machine)
+    assert branch["StartAt"] == "#input"
+    assert branch["States"]["#input"]["Output"] == "{% ($data := $states.input; ($data.x)) %}"
+    assert branch["States"]["#input"]["Next"] == "/do/0/a"
+    assert branch["States"]["/do/0/a"]["Next"] == "#output"
+    assert branch["States"]["#output"]["End"] is True
+
+
+# -- set, then, if ----------------------------------------------------------------------------------------
+
+
+def test_set_is_a_pass_and_then_its_next() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - a: { set: { x: 1, y: '${ $data.y }' }, then: c }\n"
+        "  - b: { set: { x: 2 }, then: exit }\n"
+        "  - c: { set: { x: 3 }, then: b }\n"
+        "  - d: { set: { x: 4 } }\n"
+    )
+    states = flow(machine)["States"]
+    assert states["/do/0/a"] == {
+        "Type": "Pass",
+        "Output": {"x": 1, "y": "{% ($data := $states.input; ($data.y)) %}"},
+        "Next": "/do/2/c",
+    }
+    assert states["/do/1/b"]["End"] is True
+    assert states["/do/2/c"]["Next"] == "/do/1/b"
+    assert "/do/3/d" not in states  # nothing reaches it
+    assert sorted(machine.states["/do/0/a"].roles) == ["completed", "entered"]
+
+
+def test_if_is_a_choice_and_a_skip() -> None:
+    machine = compiled("do:\n  - a: { if: '$data.go', set: { x: 1 }, then: end }\n  - b: { set: { x: 2 } }\n")
+    states = flow(machine)["States"]
+    choice = states["/do/0/a#if"]
+    assert choice["Type"] == "Choice"
+    assert choice["Choices"][0]["Next"] == "/do/0/a"
+    assert choice["Default"] == "/do/0/a#skip"
+    assert "$data := $states.input; ($data.go)" in choice["Choices"][0]["Condition"]
+    assert states["/do/0/a#skip"] == {
+        "Type": "Pass",
+        "Next": "/do/1/b",
+    }  # the skipped task's then is not followed
+    assert states["/do/0/a"]["End"] is True
+    assert machine.states["/do/0/a#if"].roles == {"condition"}
+    assert machine.states["/do/0/a#skip"].roles == {"skipped"}
+
+
+def test_an_export_reading_context_in_its_output_moves_to_a_pass_of_its_own() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - a:\n"
+        "      set: { seen: '${ $context }' }\n"
+        "      export: { as: '${ {\"n\": 1} }' }\n"
+        "  - b: { set: { a: 1 }, export: { as: { n: 2 } } }\n"
+    )
+    states = flow(machine)["States"]
+    assert "Assign" not in states["/do/0/a"]
+    assert states["/do/0/a"]["Next"] == "/do/0/a#export"
+    assert states["/do/0/a#export"]["Assign"] == {"context_0": '{% ({"n": 1}) %}'}
+    assert machine.states["/do/0/a"].roles == {"entered"}
+    assert machine.states["/do/0/a#export"].roles == {"completed"}
+    assert states["/do/1/b"]["Assign"] == {"context_0": '{% {"n": 2} %}'}
+    assert flow(machine)["States"]["#input"]["Assign"] == {"context_0": {}}
+
+
+# -- switch -----------------------------------------------------------------------------------------------
+
+
+def test_switch_is_a_choice_with_a_default() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - route:\n"
+        "      switch:\n"
+        "        - big: { when: '${ $data.n > 9 }', then: big }\n"
+        "        - other: { then: exit }\n"
+        "  - small: { set: { size: small } }\n"
+        "  - big: { set: { size: big } }\n"
+    )
+    states = flow(machine)["States"]
+    route = states["/do/0/route"]
+    assert route["Type"] == "Choice"
+    assert [rule["Next"] for rule in route["Choices"]] == ["/do/2/big"]
+    assert route["Default"] == "#output"
+    assert states["#output"] == {"Type": "Pass", "End": True}
+    assert "/do/1/small" not in states
+
+
+def test_a_condition_gives_a_boolean() -> None:
+    text = condition_text("${ $data.x }", Place({"data": "$states.input"}))
+    assert text.startswith("($held := ($data := $states.input; ($data.x));")
+    assert '$type($held) = "boolean" ? $held' in text
+    assert condition_text(True, Place()) == "true"
+
+
+# -- raise ------------------------------------------------------------------------------------------------
+
+
+def test_raise_is_a_fail_with_the_error_as_its_cause() -> None:
+    machine = compiled(
+        "use:\n  errors:\n    late: { type: timeout, status: 408, title: '${ $data.t }' }\n"
+        "do:\n"
+        "  - a:\n"
+        "      if: '$data.x'\n"
+        "      raise:\n"
+        "        error: { type: https://serverlessworkflow.io/spec/1.0.0/errors/validation, status: 400 }\n"
+        "  - b: { raise: { error: late } }\n"
+    )
+    states = flow(machine)["States"]
+    assert states["/do/0/a"] == {
+        "Type": "Fail",
+        "Error": engine.ERROR_NAME,
+        "Cause": json.dumps(
+            {"type": SPEC_ERRORS + "validation", "status": 400, "instance": "/do/0/a"}, separators=(",", ":")
+        ),
+    }
+    cause = states["/do/1/b"]["Cause"]
+    assert cause.startswith("{% $string({")
+    assert '"instance": "/do/1/b"' in cause
+    assert machine.states["/do/1/b"].roles == {"entered", "failed"}
+
+
+# -- call -------------------------------------------------------------------------------------------------
+
+
+def test_call_is_a_task_on_the_entry_with_its_payload() -> None:
+    machine = compile_workflow(yaml.safe_load(BRIEF_APPROVAL))
+    ask = every_state(machine)["/do/0/approval/try/0/ask"]
+    assert ask["Type"] == "Task"
+    assert ask["Resource"] == engine.WAIT_FOR_TOKEN_RESOURCE
+    assert ask["Arguments"] == {
+        "FunctionName": engine.ENTRY_FUNCTION,
+        "Payload": {
+            "action": "call",
+            "token": "{% $states.context.Task.Token %}",
+            "run": "{% $run %}",
+            "depth": "{% $depth %}",
+            "task": "/do/0/approval/try/0/ask",
+            "attempt": "0",
+            "type": "interaction",
+            "name": "approve-campaign-brief",
+            "input": "{% ($data := $states.input; ($data)) %}",
+        },
+    }
+    assert ask["Output"] == "{% $states.result.output %}"
+    assert [retrier["ErrorEquals"][0] for retrier in ask["Retry"]] == ["Lambda.ServiceException"]
+    assert "States.ALL" not in json.dumps(ask["Retry"])
+    assert machine.states["/do/0/approval/try/0/ask"].roles == {"entered", "completed", "call"}
+
+
+def test_a_call_under_retries_joins_their_counts_as_its_attempt() -> None:
+    machine = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
+    payload = every_state(machine)["/do/0/review/try/0/run-review"]["Arguments"]["Payload"]
+    assert payload["attempt"] == "{% $string($retry_0_0.attempt) %}"
+    assert every_state(machine)["/do/1/approval"]["Arguments"]["Payload"]["attempt"] == "0"
+
+
+# -- try, catch, retry ------------------------------------------------------------------------------------
+
+
+def test_try_is_a_parallel_whose_catch_leads_to_the_catch_choice() -> None:
+    machine = compile_workflow(yaml.safe_load(BRIEF_APPROVAL))
+    states = flow(machine)["States"]
+    assert list(states) == [
+        "/do/0/approval",
+        "/do/0/approval#catch",
+        "/do/0/approval#raise",
+        "/do/0/approval/catch/do/0/unanswered",
+        "/do/0/approval#done",
+    ]
+    parallel = states["/do/0/approval"]
+    assert parallel["Type"] == "Parallel"
+    assert parallel["Output"] == "{% $states.result[0] %}"
+    assert parallel["Next"] == "/do/0/approval#done"
+    (catcher,) = parallel["Catch"]
+    assert catcher["ErrorEquals"] == ["States.ALL"]
+    assert catcher["Next"] == "/do/0/approval#catch"
+    assert catcher["Output"] == "{% $states.input %}"
+    assert list(catcher["Assign"]) == ["error_0_0"]
+    assert "$parse($e.Cause)" in catcher["Assign"]["error_0_0"]
+    choice = states["/do/0/approval#catch"]
+    (rule,) = choice["Choices"]
+    assert rule["Next"] == "/do/0/approval#raise"
+    assert rule["Condition"] == (
+        '{% $not(($error_0_0.type = "https://on.auto/problems/unanswered") '
+        'and ($error_0_0.kind = "expired")) %}'
+    )
+    assert choice["Default"] == "/do/0/approval/catch/do/0/unanswered"
+    assert states["/do/0/approval#raise"] == {
+        "Type": "Fail",
+        "Error": engine.ERROR_NAME,
+        "Cause": "{% $string($error_0_0) %}",
+    }
+    assert states["/do/0/approval/catch/do/0/unanswered"]["Next"] == "/do/0/approval#done"
+    roles = {name: sorted(machine.states[name].roles) for name in states}
+    assert roles == {
+        "/do/0/approval": ["entered"],
+        "/do/0/approval#catch": ["catch"],
+        "/do/0/approval#raise": ["failed"],
+        "/do/0/approval/catch/do/0/unanswered": ["completed", "entered"],
+        "/do/0/approval#done": ["completed"],
+    }
+
+
+def test_retry_is_a_count_a_wait_and_the_parallel_again() -> None:
+    machine = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
+    states = flow(machine)["States"]
+    entry = states["/do/0/review"]
+    assert entry["Type"] == "Pass"
+    assert entry["Assign"]["retry_0_0"] == '{% {"attempt": 0, "first": $millis()} %}'
+    assert entry["Next"] == "/do/0/review#try"
+    choice = states["/do/0/review#catch"]
+    not_taken, retried = choice["Choices"]
+    assert not_taken == {"Condition": "{% $not(($error_0_0.status = 503)) %}", "Next": "/do/0/review#raise"}
+    assert retried["Next"] == "/do/0/review#retry"
+    assert "$retry_0_0.attempt < 3" in retried["Condition"]
+    assert (
+        '$not($error_0_0.type in ["https://on.auto/problems/unanswered", "https://on.auto/problems/cancelled"])'
+        in (retried["Condition"])
+    )
+    assert "Assign" not in retried  # the Wait counts: a rule's Output never reads what it assigns
+    assert retried["Output"] == (
+        '{% {"attempt": ($retry_0_0.attempt + 1), '
+        '"delay": $ceil((5000 * $power(2, ($retry_0_0.attempt + 1) - 1)) / 1000), "data": $states.input} %}'
+    )
+    assert choice["Default"] == "/do/0/review#done"
+    wait = states["/do/0/review#retry"]
+    assert wait == {
+        "Type": "Wait",
+        "Seconds": "{% $states.input.delay %}",
+        "Assign": {"retry_0_0": '{% {"attempt": $states.input.attempt, "first": $retry_0_0.first} %}'},
+        "Output": "{% $states.input.data %}",
+        "Next": "/do/0/review#try",
+    }
+    assert machine.states["/do/0/review#retry"].roles == {"retried"}
+    done = states["/do/0/review#done"]
+    assert done["Output"] == (
+        '{% ($input := $task_0_0.input; $data := $states.input; ($merge([$input, { "review": $data }]))) %}'
+    )
+    assert "task_0_0" in entry["Assign"]
+
+
+def test_a_catch_naming_unanswered_retries_it_and_cancelled_not() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - a: { set: { x: 1 } }\n"
+        "      catch:\n"
+        "        errors: { with: { type: https://on.auto/problems/unanswered } }\n"
+        "        retry: { delay: PT1S }\n"
+    )
+    retried = flow(machine)["States"]["/do/0/t#catch"]["Choices"][1]
+    assert retried["Condition"] == '{% ($not($error_0_0.type in ["https://on.auto/problems/cancelled"])) %}'
+
+
+def test_a_catch_of_every_error_without_retry_has_no_choice() -> None:
+    machine = compiled("do:\n  - t:\n      try:\n        - a: { set: { x: 1 } }\n      catch: {}\n")
+    states = flow(machine)["States"]
+    assert states["/do/0/t"]["Catch"][0]["Next"] == "/do/0/t#done"
+    assert "/do/0/t#catch" not in states
+
+
+def test_an_export_inside_a_try_has_its_scope_and_comes_back_with_the_output() -> None:
+    machine = compiled(
+        "do:\n  - t:\n      try:\n        - a: { set: { x: 1 }, export: { as: { x: 1 } } }\n      catch: {}\n"
+    )
+    parallel = flow(machine)["States"]["/do/0/t"]
+    branch = parallel["Branches"][0]
+    assert branch["StartAt"] == "/do/0/t#begin"
+    assert branch["States"]["/do/0/t#begin"]["Assign"] == {"context_1": "{% $context_0 %}"}
+    assert branch["States"]["/do/0/t/try/0/a"]["Assign"] == {"context_1": '{% {"x": 1} %}'}
+    assert branch["States"]["/do/0/t#out"]["Output"] == '{% {"data": $states.input, "context": $context_1} %}'
+    assert parallel["Output"] == "{% $states.result[0].data %}"
+    assert parallel["Assign"] == {"context_0": "{% $states.result[0].context %}"}
+
+
+def test_then_end_inside_a_try_ends_the_branch_telling_so() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - a: { set: { x: 1 }, then: end }\n"
+        "      catch: {}\n"
+        "  - b: { set: { x: 2 } }\n"
+    )
+    states = flow(machine)["States"]
+    inner = states["/do/0/t"]["Branches"][0]["States"]
+    assert inner["/do/0/t/try/0/a"]["Next"] == "/do/0/t#end"
+    assert inner["/do/0/t#end"]["Output"] == '{% {"data": $states.input, "end": true} %}'
+    assert states["/do/0/t"]["Next"] == "/do/0/t#ended"
+    ended = states["/do/0/t#ended"]["Choices"]
+    assert ended[0]["Next"] == "#output"
+    assert ended[1] == {
+        "Condition": "{% true %}",
+        "Next": "/do/0/t#done",
+        "Output": "{% $states.input.data %}",
+    }
+
+
+# -- what the compiler does not compile yet ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        ("do:\n  - w: { wait: PT1S }\n", [("/do/0/w", "a wait task")]),
+        ("do:\n  - f: { for: { in: '$data' }, do: [ { a: { set: {} } } ] }\n", [("/do/0/f", "a for task")]),
+        ("do:\n  - f: { fork: { branches: [ { a: { set: {} } } ] } }\n", [("/do/0/f", "a fork task")]),
+        ("do:\n  - l: { listen: { to: { one: { with: { type: x } } } } }\n", [("/do/0/l", "a listen task")]),
+        ("do:\n  - e: { emit: { event: { with: { type: x } } } }\n", [("/do/0/e", "an emit task")]),
+        ("do:\n  - s: { set: {}, timeout: { after: PT1S } }\n", [("/do/0/s/timeout", "a task's timeout")]),
+        ("timeout: { after: PT1H }\ndo:\n  - s: { set: {} }\n", [("/timeout", "the document's timeout")]),
+        ("schedule: { every: PT1H }\ndo:\n  - s: { set: {} }\n", [("/schedule", "the document's schedule")]),
+        (
+            "do:\n  - t:\n      try:\n        - w: { wait: PT1S }\n      catch: {}\n",
+            [("/do/0/t/try/0/w", "a wait task")],
+        ),
+    ],
+)
+def test_what_is_not_compiled_yet_is_refused(body: str, found: list[tuple[str, str]]) -> None:
+    data = yaml.safe_load("document: { dsl: '1.0.3', namespace: t, name: n, version: '1' }\n" + body)
+    assert not_yet_compiled(data) == found
+    with pytest.raises(NotCompiled) as raised:
+        compile_workflow(data)
+    assert raised.value.found == tuple(found)
+    assert found[0][1] in str(raised.value)
+
+
+def test_the_compiled_tasks() -> None:
+    assert COMPILED_TASKS == ("call", "set", "do", "switch", "try", "raise")
+
+
+# -- expressions ------------------------------------------------------------------------------------------
+
+
+def test_a_block_binds_only_what_the_body_reads() -> None:
+    place = Place({"input": "$states.input", "data": "$d", "context": "$context_0"})
+    assert bound("1 + 1", place) == "(1 + 1)"
+    assert (
+        bound("$data.x & $context.y", place)
+        == "($data := $d; $context := $context_0; ($data.x & $context.y))"
+    )
+
+
+def test_one_line_keeps_the_meaning() -> None:
+    assert one_line('{\n  "a": "x\ny",\n  /* a\n b */ "b": 1\n}') == '{   "a": "x\\ny",   /* a  b */ "b": 1 }'
+    assert one_line("'it''s\r\n'") == "'it''s\\r\\n'"
+
+
+def test_strings_step_functions_would_read_otherwise_are_literals() -> None:
+    assert field({"a": "", "b": "{% x %}", "c": "x\ny", "d": "plain", "e": "50%}"}, Place()) == {
+        "a": '{% "" %}',
+        "b": '{% "{% x %}" %}',
+        "c": '{% "x\\ny" %}',
+        "d": "plain",
+        "e": '{% "50%}" %}',
+    }
+    assert field([1, "a"], Place()) == '{% [1, "a"] %}'
+    assert field("text", Place()) == '{% "text" %}'
+
+
+# -- what every compiled machine keeps to -----------------------------------------------------------------
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+_ASSIGNED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _scopes(branch: dict[str, Any], outer: frozenset[str]) -> Iterator[tuple[str, set[str], frozenset[str]]]:
+    """Each branch's variables assigned, with those of the scopes around it."""
+    assigned: set[str] = set()
+    for state in branch.values():
+        for holder in [state, *state.get("Choices", []), *state.get("Catch", [])]:
+            assigned.update(holder.get("Assign", {}))
+    yield "branch", assigned, outer
+    for state in branch.values():
+        for inner in state.get("Branches", []):
+            yield from _scopes(inner["States"], outer | assigned)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_every_compiled_machine_keeps_to_step_functions_rules(case: Any) -> None:
+    machine = compile_workflow(yaml.safe_load(case.document))
+    states = every_state(machine)
+    assert set(states) == set(machine.states)
+    assert all(len(name) <= MAX_NAME for name in states)
+    text = json.dumps(machine.definition)
+    assert json.loads(text) == machine.definition
+    for value in _strings(machine.definition):
+        if value.startswith("{%"):
+            assert value.startswith("{% ") and value.endswith(" %}")
+            assert "\n" not in value and "\r" not in value  # one line (asl-validator reads one)
+    for _, assigned, outer in _scopes(machine.definition["States"], frozenset()):
+        assert not assigned & outer, "a branch assigns a variable of a scope around it"
+    for name, state in states.items():
+        for holder in [state, *state.get("Choices", [])]:
+            written = set(holder.get("Assign", {}))
+            read = set(_ASSIGNED.findall(json.dumps(holder.get("Output", ""))))
+            assert not written & read, f"{name}: its Output reads what its Assign writes"
+        for catcher in state.get("Catch", []):
+            read = set(_ASSIGNED.findall(json.dumps(catcher.get("Output", ""))))
+            assert not set(catcher.get("Assign", {})) & read
