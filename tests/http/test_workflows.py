@@ -398,3 +398,17 @@ def test_a_document_with_problems_names_line_column_and_pointer(playbook: Playbo
     reply = playbook.post("/definitions/workflow", {"name": "runs-shell", "source": refused})
     body = problem(reply, 422, "invalid_input")
     assert body["errors"][0]["detail"].startswith("Line 3, column ")
+
+
+def test_data_past_256_kib_ends_the_run_with_the_runtime_error(playbook: Playbook) -> None:
+    source = (
+        "document: { dsl: '1.0.3', namespace: a, name: big, version: '1.0.0' }\n"
+        "do:\n"
+        "  - grow: { set: '${ { \"text\": $pad(\"\", 300000, \"x\") } }' }\n"
+        "  - after: { set: { done: true } }\n"
+    )
+    playbook.save("workflow", "big", source)
+    body = problem(playbook.run("big", {}), 503, "unavailable")
+    assert "256 KiB" in body["detail"]
+    runs = playbook.get("/runs", {"type": "workflow"}).json()["runs"]
+    assert [run["status"] for run in runs if run["name"] == "big"] == ["rejected"]

@@ -6,6 +6,9 @@ ends"): the compiled state machines invoke it (``parley.workflow.engine``).
   token (``parley.workflow.running``).
 - ``{"action": "end", "run", "output"}`` or ``{"action": "end", "run", "error"}``: write the run's
   ending.
+- ``{"action": "ended", "run", "status", "error", "cause"}`` (the local executor), or EventBridge's
+  ``Step Functions Execution Status Change`` (the stack's rule): the execution failed without its end;
+  a run still started ends as the ``runtime`` error says.
 
 Both are idempotent: Step Functions delivers at least once. Its own module, so that the other functions
 never load the workflow type.
@@ -14,10 +17,15 @@ never load the workflow type.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
-from parley.workflow.engine import CALL_ACTION, END_ACTION
+from parley.workflow.engine import CALL_ACTION, END_ACTION, ENDED_ACTION
+
+#: EventBridge's event for a Step Functions execution that changed status (the stack's rule sends the
+#: stage's workflow machines' FAILED and TIMED_OUT executions here).
+STATUS_CHANGE: Final = "Step Functions Execution Status Change"
 
 if TYPE_CHECKING:
     from parley.ports.runtime import Runtime
@@ -34,7 +42,11 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         workflows = runs.kind("workflow")
         assert isinstance(workflows, Workflows)
+        if event.get("detail-type") == STATUS_CHANGE:
+            event = _ended_of(event.get("detail") or {})
         action = event.get("action")
+        if action == ENDED_ACTION:
+            return {"outcome": workflows.ended(event)}
         if action == CALL_ACTION:
             return {"outcome": workflows.call(event)}
         if action == END_ACTION:
@@ -42,6 +54,21 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
         raise ValueError(f"the workflow function does not know the action {action!r}")
 
     return handler
+
+
+def _ended_of(detail: Mapping[str, Any]) -> dict[str, Any]:
+    """An execution's status change as the entry's ``ended`` event (the run's key is in its input)."""
+    try:
+        given = json.loads(detail.get("input") or "{}")
+    except ValueError:
+        given = {}
+    return {
+        "action": ENDED_ACTION,
+        "run": given.get("run") if isinstance(given, dict) else None,
+        "status": detail.get("status"),
+        "error": detail.get("error"),
+        "cause": detail.get("cause"),
+    }
 
 
 def handle_workflow(event: dict[str, Any], context: object) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from parley.infrastructure.state_machine import execution_input, state_machine_d
 from parley.local.aws import LOCAL_REGION
 from parley.local.functions import LOCAL_ACCOUNT, require_grant
 from parley.local.steps import (
+    FAILED,
     RUNNING,
     RUNTIME_ERROR,
     TIMEOUT_ERROR,
@@ -56,6 +57,7 @@ from parley.local.steps import (
     TaskSucceeded,
 )
 from parley.ports.waiting import RunKey
+from parley.workflow.engine import ENDED_ACTION
 
 if TYPE_CHECKING:
     from moto.core.config import DefaultConfig
@@ -68,6 +70,8 @@ __all__ = ["TIMEOUT_ERROR", "LocalExecutor", "SettleTimeout", "local_aws"]
 #: moto in process: Lambda without Docker (``parley.local.functions`` routes invocations to handlers).
 MOTO_CONFIG: Final[DefaultConfig] = {"lambda": {"use_docker": False}}
 SETTLE_WITHIN: Final = 10.0
+#: An execution that ran past its own ``TimeoutSeconds`` (``parley.local.jsonata_states``).
+TIMED_OUT: Final = "TIMED_OUT"
 #: How long :meth:`LocalExecutor.close` lets steps under way finish (they may touch moto).
 RELEASE_WITHIN: Final = 2.0
 #: Worker threads that run executions' steps. A step is a handler's invocation: the wait and settle
@@ -131,6 +135,9 @@ class _WorkflowRecord:
     #: The tokens the executor maps to it, and the timers it has on the scheduler.
     tokens: set[str] = field(default_factory=set)
     timers: set[str] = field(default_factory=set)
+    #: Its ending without its end task (a failure of Step Functions itself) was told to the workflow
+    #: function, as the stack's rule on the execution's status change tells it on AWS.
+    told: bool = False
 
 
 class LocalExecutor:
@@ -555,7 +562,8 @@ class LocalExecutor:
             while True:
                 with self._changed:
                     event: tuple[Any, ...] | None = None
-                    if record.started:
+                    told = self._untold_ending(record)
+                    if record.started and told is None:
                         if not record.events or execution.status != RUNNING:
                             record.events.clear()
                             record.busy = False
@@ -565,6 +573,9 @@ class LocalExecutor:
                             return
                         event = record.events.popleft()
                     record.started = True
+                if told is not None:
+                    self._tell_ending(told)
+                    continue
                 try:
                     if event is None:
                         machine.run(execution)
@@ -583,6 +594,29 @@ class LocalExecutor:
             with self._changed:
                 self._running_steps -= 1
                 self._changed.notify_all()
+
+    @staticmethod
+    def _untold_ending(record: _WorkflowRecord) -> dict[str, Any] | None:
+        """The event telling the workflow function that the execution failed or timed out (it ended
+        without its end task), once; ``None`` when there is nothing to tell (held: the lock)."""
+        execution = record.execution
+        if record.told or execution.status not in (FAILED, TIMED_OUT):
+            return None
+        record.told = True
+        given = execution.input if isinstance(execution.input, dict) else {}
+        return {
+            "action": ENDED_ACTION,
+            "run": given.get("run"),
+            "status": execution.status,
+            "error": execution.error,
+            "cause": execution.cause,
+        }
+
+    def _tell_ending(self, event: dict[str, Any]) -> None:
+        try:
+            self._invoke("workflow", event)
+        except Exception:  # the run stays started; its caller may cancel it
+            LOG.exception("the workflow function could not take the ending of an execution")
 
     def _reconcile(self, record: _WorkflowRecord) -> None:
         """Make the executor's tokens and timers of the execution what it waits for (held: the lock)."""

@@ -20,6 +20,10 @@ its cause. Errors of Step Functions itself are read as the page's errors: ``Stat
 ``timeout`` (408), ``States.QueryEvaluationError`` is ``expression`` (400), any other is ``runtime``
 (500).
 
+**An ending without the end**: ``{"action": "ended", "run": <run key>, "status", "error", "cause"}``
+when Step Functions itself ended the execution (``FAILED``, ``TIMED_OUT``): the entry ends a run that
+is still started as the ``runtime`` error says, never leaving it started.
+
 **The end**: every execution ends through one Task on :data:`INVOKE_RESOURCE` with ``{"action": "end",
 "run": <run key>, "output": <the run's output>}`` or ``{"action": "end", "run": <run key>, "error":
 <the workflow error as an object>}``; the entry writes the run's ending (idempotent).
@@ -41,6 +45,10 @@ INVOKE_RESOURCE: Final = "arn:aws:states:::lambda:invoke"
 #: The entry's actions.
 CALL_ACTION: Final = "call"
 END_ACTION: Final = "end"
+#: Not from the machine: the execution ended without its end task (Step Functions failed it: a payload
+#: past 256 KiB, 25,000 history events, its own timeout). On AWS a rule on the execution's status change
+#: invokes the entry; locally the executor does.
+ENDED_ACTION: Final = "ended"
 #: Step Functions' own errors, as the page reads them.
 TIMEOUT_ERROR: Final = "States.Timeout"
 EXPRESSION_ERROR: Final = "States.QueryEvaluationError"

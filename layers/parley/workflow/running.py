@@ -24,6 +24,7 @@ import hashlib
 import json
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,8 +48,6 @@ from parley.workflow.errors import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from parley.errors import ErrorEntry as _ErrorEntry
     from parley.ports.workflows import WorkflowEngine
     from parley.runs.kinds import RunStart
@@ -356,6 +355,27 @@ class Workflows:
         output = payload.get("output")
         problem = self._output_problem(playbook, run, output)
         return self._end(playbook, run, output, problem)
+
+    def ended(self, payload: Mapping[str, Any]) -> str:
+        """The execution ended without its end task: Step Functions failed it (a payload past 256 KiB,
+        its history's 25,000 events, its own timeout). A run still started ends ``rejected`` as the
+        ``runtime`` error (``workflow-format.md``, "Bounds"), never left started."""
+        if not isinstance(payload.get("run"), Mapping):
+            return "unchanged"
+        key = RunKey.from_json(payload["run"])
+        playbook = PlaybookRef(key.org, key.playbook)
+        run = self.runs.store.get_run(playbook, key.run_id)
+        if run is None or run.status != "started":
+            return "unchanged"
+        error = str(payload.get("error") or "")
+        cause = str(payload.get("cause") or "")
+        if error == "States.DataLimitExceeded":
+            detail = f"The data between its tasks passed {MAX_PAYLOAD_BYTES:,} bytes as JSON (256 KiB)."
+        elif payload.get("status") == "TIMED_OUT" or error == engine.TIMEOUT_ERROR:
+            detail = "The run passed its longest duration."
+        else:
+            detail = f"Step Functions ended its execution: {error}{': ' + cause if cause else ''}"
+        return self._end(playbook, run, None, _rejection_problem(runtime_error(detail[:2000])))
 
     def _output_problem(self, playbook: PlaybookRef, run: Run, output: Any) -> Problem | None:
         if _size(output) > MAX_PAYLOAD_BYTES:
