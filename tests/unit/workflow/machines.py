@@ -1,17 +1,20 @@
 """A corpus of workflow documents and how their runs end, for every construct the compiler compiles
-(``parley.workflow.compiler``): the compiler's own tests run each case on moto's Step Functions executor
-(the cases without calls), the local interpreter's tests run them all.
+(``parley.workflow.compiler``): the compiler's tests run every case on moto's Step Functions executor
+(``moto_runs``), the local interpreter's tests run them too.
 
-A :class:`Case` is a document (YAML text), the run's input, and how the run ends: :class:`Succeeded`
-with the run's output, or :class:`Rejected` with the uncaught error's type and status (and instance
-where the case is about it). A case with calls gives, for each call task's reference, what a fake entry
-answers its successive calls with (:class:`Answer`: the called run's output, or the error it ended
-with; the last answer repeats). ``waits`` is what the retries' Wait states wait, in order (seconds),
-where the case is about it (``None``: not checked).
+A :class:`Case` is a document (YAML text; the format page's two are ``examples.py``'s), the run's input,
+and how the run ends: :class:`Succeeded` with the run's output, or :class:`Rejected` with the uncaught
+error's type and status (and instance where the case is about it). A case with calls (``case.calls``)
+gives, for each call task's reference, what a fake entry answers its successive calls with
+(:class:`Answer`: the called run's output, or the error it ended with; the last answer repeats).
+``waits`` is what the retries' Wait states wait, in order (seconds), where the case is about it
+(``None``: not checked); ``attempts`` the calls made, in order, as ``(task, attempt)`` (``None``: not
+checked; a call that a ``then`` can run again has the time its state was entered in its attempt, so
+its attempts differ from each other).
 
-The execution's input is ``engine.execution_input(RUN, case.input, 0)``; a run's end is what the
+The execution's input is ``engine.execution_input(RUN, case.input, 0)``; the run's end is what the
 machine's end Task sends the entry (``{"output"}`` or ``{"error"}``), which is also the execution's
-output.
+output. Every document passes the checks of saving (``parley.workflow.document``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from unit.workflow.examples import BRIEF_APPROVAL, REVIEW_AND_APPROVE
 
 from parley.workflow.errors import PROBLEMS, spec_type
 
@@ -68,68 +73,6 @@ class Case:
 def _doc(body: str, name: str = "case") -> str:
     return f"document: {{ dsl: '1.0.3', namespace: tests, name: {name}, version: '1.0.0' }}\n{body}"
 
-
-BRIEF_APPROVAL: Final = """\
-document:
-  dsl: '1.0.3'
-  namespace: campaign-review-tutorial
-  name: brief-approval
-  version: '1.0.0'
-  summary: Asks the campaign's owner to approve a review, and asks for a revision when nobody answered.
-input:
-  schema:
-    document:
-      type: object
-      required: [owner, review]
-do:
-  - approval:
-      try:
-        - ask:
-            call: run_definition
-            with:
-              type: interaction
-              name: approve-campaign-brief
-              input: '${ $data }'
-      catch:
-        errors:
-          with: { type: https://on.auto/problems/unanswered, kind: expired }
-        do:
-          - unanswered: { set: { verdict: revise, note: No answer within two days } }
-"""
-
-REVIEW_AND_APPROVE: Final = """\
-document: { dsl: '1.0.3', namespace: campaigns, name: review-and-approve, version: '1.0.0' }
-use:
-  retries:
-    patient: { delay: { seconds: 5 }, backoff: { exponential: {} }, limit: { attempt: { count: 3 } } }
-do:
-  - review:
-      try:
-        - run-review:
-            call: run_definition
-            with: { type: reasoning, name: review-brief, input: { brief: '${ $data.brief }' } }
-      catch:
-        errors: { with: { status: 503 } }
-        retry: patient
-      output:
-        as: '${ $merge([$input, { "review": $data }]) }'
-  - approval:
-      call: run_definition
-      with:
-        type: interaction
-        name: approve-campaign-brief
-        input: { owner: '${ $data.owner }', review: '${ $data.review }' }
-      output:
-        as: '${ $merge([$input, { "decision": $data }]) }'
-  - route:
-      switch:
-        - revise: { when: '${ $data.decision.verdict = "revise" }', then: stop }
-        - otherwise: { then: continue }
-  - done: { set: { approved: true, review: '${ $data.review }' }, then: end }
-  - stop:
-      raise:
-        error: { type: https://example.com/errors/revision-asked, status: 422, title: Revision asked }
-"""
 
 _BRIEF_INPUT: Final = {"owner": "ana@example.com", "review": {"summary": "Spring campaign"}}
 _UNANSWERED_EXPIRED: Final = {
@@ -588,6 +531,8 @@ CASES: Final[tuple[Case, ...]] = (
             "                title: Conflict\n"
             "                detail: It clashed\n"
             "                instance: /here\n"
+            "                kind: clash\n"
+            "                because: the other one was first\n"
             "      catch:\n"
             "        errors:\n"
             "          with:\n"
@@ -596,6 +541,8 @@ CASES: Final[tuple[Case, ...]] = (
             "            title: Conflict\n"
             "            detail: It clashed\n"
             "            instance: /here\n"
+            "            kind: clash\n"
+            "            because: the other one was first\n"
             "        as: problem\n"
             "        do:\n"
             "          - recover: { set: { title: '${ $problem.title }' } }\n"
@@ -751,7 +698,7 @@ CASES: Final[tuple[Case, ...]] = (
             "  - guarded:\n"
             "      try:\n"
             "        - maybe: { if: '${ $data.stop }', set: { stopped: true }, then: end }\n"
-            "        - on: { set: { stopped: false } }\n"
+            "        - carry-on: { set: { stopped: false } }\n"
             "      catch: {}\n"
             "      output: { as: '${ $merge([$data, {\"shaped\": true}]) }' }\n"
         ),

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final, cast
 
-import yaml
 from unit.workflow.machines import CASES, RUN, Case
 
 from parley.local.functions import routed_lambda_invocations
 from parley.local.jsonata_eval import ExpressionFailed, evaluate
 from parley.workflow import engine
 from parley.workflow.compiler import CompiledWorkflow, compile_workflow
+from parley.workflow.document import check_workflow_document
 
 REGION: Final = "us-east-1"
 ENTRY: Final = "parley-workflow-entry"
@@ -77,7 +77,8 @@ class CorpusRun:
 
 
 def compiled(case: Case) -> CompiledWorkflow:
-    return compile_workflow(yaml.safe_load(case.document))
+    """The case's machine, its document read as saving reads it."""
+    return compile_workflow(check_workflow_document(case.document).data)
 
 
 @contextlib.contextmanager

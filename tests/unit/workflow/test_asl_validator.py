@@ -17,6 +17,7 @@ from unit.workflow.machines import CASES
 
 from parley.workflow import engine
 from parley.workflow.compiler import compile_workflow
+from parley.workflow.document import check_workflow_document
 
 ROOT: Final = Path(__file__).resolve().parents[3]
 VALIDATOR: Final = ROOT / "node_modules" / "asl-validator"
@@ -68,7 +69,9 @@ def _validate(definitions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not on the PATH")
 def test_every_compiled_machine_of_the_corpus_is_valid_asl() -> None:
     documents = sorted({case.document for case in CASES})
-    definitions = [compile_workflow(yaml.safe_load(document)).definition for document in documents]
+    definitions = [
+        compile_workflow(check_workflow_document(document).data).definition for document in documents
+    ]
     created = [engine.with_entry(definition, ENTRY_ARN) for definition in definitions]
     results = _validate(definitions + created)
     invalid = [

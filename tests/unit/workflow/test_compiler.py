@@ -24,6 +24,7 @@ from parley.workflow.compiler import (
     compile_workflow,
     not_yet_compiled,
 )
+from parley.workflow.document import check_workflow_document
 from parley.workflow.errors import SPEC_ERRORS
 from parley.workflow.states import MAX_NAME, is_cut, reference_of, state_name
 
@@ -507,6 +508,14 @@ def test_strings_step_functions_would_read_otherwise_are_literals() -> None:
 # -- what every compiled machine keeps to -----------------------------------------------------------------
 
 
+def test_every_document_of_the_corpus_passes_the_checks_of_saving() -> None:
+    for document in sorted({case.document for case in CASES}):
+        checked = check_workflow_document(document)
+        assert (
+            compile_workflow(checked.data).definition == compile_workflow(yaml.safe_load(document)).definition
+        )
+
+
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -535,7 +544,7 @@ def _scopes(branch: dict[str, Any], outer: frozenset[str]) -> Iterator[tuple[str
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_every_compiled_machine_keeps_to_step_functions_rules(case: Any) -> None:
-    machine = compile_workflow(yaml.safe_load(case.document))
+    machine = compile_workflow(check_workflow_document(case.document).data)
     states = every_state(machine)
     assert set(states) == set(machine.states)
     assert all(len(name) <= MAX_NAME for name in states)
