@@ -361,6 +361,7 @@ class ParleyStack(Stack):
         role and the workflow function (``PARLEY_WORKFLOW_*``)."""
         workflows = self.workflows
         workflows.allow_invoking(self.compute.functions["workflow"])
+        workflows.tell_endings(self.compute.functions["workflow"])
         for function in self._runtime_functions().values():
             for name, value in workflows.environment.items():
                 function.add_environment(name, value)

@@ -15,17 +15,23 @@ stage's run state machine (``parley-<stage>-runs``) nor another stage's machines
   pass that one role to Step Functions.
 - ``MAY_ANSWER_CALLS`` (:meth:`WorkflowMachines.allow_answering`): SendTaskSuccess/SendTaskFailure on the
   workflow machines' tasks, as the run state machine's are granted (``parley_cdk.waiting``).
+- :meth:`WorkflowMachines.tell_endings`: an EventBridge rule sends the workflow function each execution
+  of the stage's machines that Step Functions itself ended (``FAILED``, ``TIMED_OUT``: a payload past
+  256 KiB, the history's bound, its own timeout), so that no run is left ``started`` by it.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Stack
+from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from parley.executions.workflow import STATUS_CHANGE
 from parley.infrastructure.functions import (
     WORKFLOW_FUNCTION_ARN_VARIABLE,
     WORKFLOW_PREFIX_VARIABLE,
@@ -49,6 +55,9 @@ MACHINE_ACTIONS: Final = (
     "states:DescribeStateMachine",
     "states:StartExecution",
 )
+#: The statuses of an execution that ended without its machine's end task.
+ENDED_STATUSES: Final = ("FAILED", "TIMED_OUT")
+ENDINGS_RETRY_ATTEMPTS: Final = 8
 #: On the machines' executions: a run's state, its history, and its cancellation.
 EXECUTION_ACTIONS: Final = (
     "states:DescribeExecution",
@@ -115,6 +124,28 @@ class WorkflowMachines(Construct):
         else."""
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[workflow.function_arn])
+        )
+
+    def tell_endings(self, workflow: lambda_.IFunction) -> events.Rule:
+        """The rule that sends the workflow function the stage's workflow executions Step Functions
+        ended without their end task (the entry's ``ended``: ``parley.executions.workflow``)."""
+        return events.Rule(
+            self,
+            "Endings",
+            description="Parley: a workflow execution Step Functions failed or timed out ends its run",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=[STATUS_CHANGE],
+                detail={
+                    "status": list(ENDED_STATUSES),
+                    "stateMachineArn": events.Match.prefix(self.machines_arn.removesuffix("*")),
+                },
+            ),
+            targets=[
+                targets.LambdaFunction(
+                    workflow, retry_attempts=ENDINGS_RETRY_ATTEMPTS, max_event_age=Duration.hours(24)
+                )
+            ],
         )
 
     def allow_running(self, grantee: iam.IRole) -> None:

@@ -363,3 +363,21 @@ def test_the_workflow_grants_are_acknowledged_finding_by_finding_and_nothing_els
         )
     )
     assert _probe(acknowledged=True) == []
+
+
+def test_an_execution_step_functions_ended_is_sent_to_the_workflow_function(dev: Template) -> None:
+    _, rule = only(
+        dev,
+        "AWS::Events::Rule",
+        {"Description": Match.string_like_regexp("failed or timed out ends its run")},
+    )
+    pattern = rule["Properties"]["EventPattern"]
+    assert pattern["source"] == ["aws.states"]
+    assert pattern["detail-type"] == ["Step Functions Execution Status Change"]
+    assert pattern["detail"]["status"] == ["FAILED", "TIMED_OUT"]
+    (prefix,) = pattern["detail"]["stateMachineArn"]
+    assert render(prefix["prefix"]) == STATES + "stateMachine:parley-dev-wf-"
+    (target,) = rule["Properties"]["Targets"]
+    workflow_id, _ = function_named_in(dev, "workflow")
+    assert render(target["Arn"]) == "${" + workflow_id + ".Arn}"
+    assert target["RetryPolicy"]["MaximumRetryAttempts"] == 8
