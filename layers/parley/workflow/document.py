@@ -25,6 +25,7 @@ service's to bound.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -72,8 +73,13 @@ class WorkflowDocument:
     dsl: str = LATEST_DSL
 
 
-def check_workflow_document(source: str) -> WorkflowDocument:
+def check_workflow_document(
+    source: str, not_run: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None
+) -> WorkflowDocument:
     """Check a workflow's source; raise ``invalid_input`` listing every problem under ``/source``.
+
+    ``not_run`` names what a document that passed every other check uses that this version does not
+    run yet, as ``(pointer, what)`` (the compiler's ``not_yet_compiled``): each is a problem too.
 
     Raises :class:`~parley.errors.Problem` as the other types' documents do (``DocumentProblems``):
     each problem names its line, column and pointer, once, at most 20 in line order, then one line
@@ -93,6 +99,11 @@ def check_workflow_document(source: str) -> WorkflowDocument:
     checks.check(data)
     problems.extend(checks.all_problems())
     problems.raise_if_any()
+    if not_run is not None:
+        for pointer, what in not_run(data):
+            checks.problem(pointer, f"This version of Parley does not run {what} yet")
+        problems.extend(checks.all_problems())
+        problems.raise_if_any()
     return WorkflowDocument(
         data=data,
         description=_description(data.get("document")),

@@ -15,11 +15,11 @@ def check(source: str) -> CheckedDocument:
     """Check a workflow when it is saved (``workflow-format.md``), and compile it: the definition shows
     the compiled ``state_machine`` (the entry function's ARN as a placeholder) and its ``schedule``."""
     from parley.documents.definition import CheckedDocument
-    from parley.workflow.compiler import compile_workflow
+    from parley.workflow.compiler import compile_workflow, not_yet_compiled
     from parley.workflow.document import MEDIA_TYPE, check_workflow_document
     from parley.workflow.overview import write_workflow_overview
 
-    document = check_workflow_document(source)
+    document = check_workflow_document(source, not_run=not_yet_compiled)
     compiled = compile_workflow(document.data)
     return CheckedDocument(
         media_type=MEDIA_TYPE,
