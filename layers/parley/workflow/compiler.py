@@ -15,27 +15,37 @@ yet: :func:`not_yet_compiled` lists what such a document uses, and :func:`compil
 ``input``, ``startedAt``), ``$runtime``, and the run key ``$run`` and ``$depth`` for calls. ``#flow``, a
 Parallel of one branch, holds every task; its Catch (``States.ALL``) takes any error nothing else took.
 ``#end`` tells the workflow entry how the run ended (``{"action": "end", "run", "output"}`` or ``…,
-"error"}``; retried, it is idempotent) and ``#finish`` succeeds: the execution succeeds whatever the run's
-ending. The branch starts with ``#input`` (the document's ``input.from``) and ends with ``#output`` (its
-``output.as``) where the document has them.
+"error"}``; retried, it is idempotent; its output, the execution's, is that ``{"output"}`` or
+``{"error"}``) and ``#finish`` succeeds: the execution succeeds whatever the run's ending. The branch
+starts with ``#input`` where the document has ``input.from`` (or exports: ``$context`` starts there)
+and ends with ``#output`` where it has ``output.as``. States nothing reaches (a task after ``then:
+end``) are left out: Step Functions refuses them.
 
 **How each task compiles** (``R`` its reference; the states are named as :mod:`parley.workflow.states`
-says):
+says, with their roles):
 
 - ``set``: a Pass ``R`` whose ``Output`` is the value (``output.as`` applied), whose ``Assign`` is the
   export. ``call``: a Task ``R`` on ``lambda:invoke.waitForTaskToken`` of the workflow entry (the payload
-  of :mod:`parley.workflow.engine`), its output ``$states.result.output``. ``raise``: a Fail ``R`` with
-  the error as its ``Cause``.
+  of :mod:`parley.workflow.engine`; Lambda's own failures retried), its output ``$states.result.output``.
+  ``raise``: a Fail ``R`` with the error as its ``Cause`` (``instance`` the task's reference unless
+  written). Where the ``Output`` reads ``$context`` and the task exports, the export moves to a Pass
+  ``R#export`` (Step Functions may evaluate ``Output`` after ``Assign``: a state never reads what it
+  assigns).
 - ``switch``: a Choice ``R``, one rule per case with ``when``, the case without ``when`` its
-  ``Default``; its output is its input.
+  ``Default`` (none: the next task); its output is its input. With ``output.as`` or ``export.as``,
+  every rule shapes (a last rule that always holds stands for the default).
 - ``do``: a Pass ``R`` (``input.from``), the list, a Pass ``R#done`` (``output.as``, ``export.as``).
 - ``try``: a Parallel of one branch holding the ``try`` list (``R``, or ``R#try`` after a Pass ``R``
-  that starts the retry's count and applies ``input.from``); its Catch keeps the error (as a workflow
-  error, in a variable) and leads to the Choice ``R#catch`` (whether ``errors.with``, ``when`` and
-  ``exceptWhen`` take it, and whether the retry runs the list again) or straight to the recovery. Not
-  taken: the Fail ``R#raise`` raises it again. Retried: the Wait ``R#retry`` for the delay, then the
-  Parallel again. Taken: ``catch.do``, or the task hands its data on. Every way ends in the Pass
-  ``R#done`` (``output.as``, ``export.as``).
+  that starts the retry's count, keeps the input and applies ``input.from``); its Catch keeps the error
+  (as a workflow error, in a variable) and leads to the Choice ``R#catch`` (whether ``errors.with``,
+  ``when`` and ``exceptWhen`` take it, and whether the retry runs the list again), or straight to the
+  recovery when the catch takes every error and has no retry. Not taken: the Fail ``R#raise`` raises it
+  again. Retried: the Wait ``R#retry`` for the delay (its input ``{attempt, delay, data}``; it counts),
+  then the Parallel again. Taken: ``catch.do`` (its input the task's data), or the task hands its data
+  on. Every way ends in the Pass ``R#done`` (``output.as``, ``export.as``).
+- ``retry``: ``limit.attempt.count`` retries at most (none: no limit but the run's), a failed attempt
+  that lasted longer than ``limit.attempt.duration`` is not retried, nor one after ``limit.duration``
+  since the first attempt began.
 - ``if``: a Choice ``R#if`` before the task: held, the task; not held, the Pass ``R#skip`` hands the
   input on to the next task (``then`` is not followed).
 - ``then``: the ``Next`` of the task's last state: ``continue`` the next task (or what follows the
@@ -44,15 +54,18 @@ says):
 
 **Variables.** Step Functions gives a Parallel's branch the variables of the scopes around it to read,
 never to assign. So ``$context`` lives in one variable per scope (``context_0`` in ``#flow``'s branch;
-a ``try`` whose list exports has its own, started from the one around it and handed back with the
-branch's output); a ``try``'s error, retry count and a task's kept input are variables named by the
-scope and the list's depth (``error_1_2``), which no scope around assigns. A ``try`` list that fails
+a ``try`` whose list exports has its own, started from the one around it in ``R#begin`` and handed back
+with the branch's output); a ``try``'s error, retry count and a task's kept input are variables named by
+the scope and the list's depth (``error_1_2``), which no scope around assigns. A ``try`` list that fails
 leaves ``$context`` as it was before the ``try``.
 
 **A call's attempt** (``engine``: the same attempt for a step Step Functions performs again, another
 for each time a retry runs the ``try`` again): the counts of the retries around it, outermost first,
 joined with ``.`` (``"0"`` without one); where a ``then`` can run the task again (a sibling before it),
 also ``@`` and the time its state was entered.
+
+**Errors Step Functions does not let a Catch take** (``States.Runtime``, ``States.DataLimitExceeded``)
+fail the execution without ``#end``: the runtime reads such an execution's failure as the run's.
 """
 
 from __future__ import annotations

@@ -193,6 +193,7 @@ class _FakeEntry:
         index = self.counts.get(task, 0)
         self.counts[task] = index + 1
         answer = answers[min(index, len(answers) - 1)] if answers else None
+        # moto keeps the token before it invokes the entry: the answer may come before the Task waits.
         thread = threading.Thread(target=self.answer, args=(str(event["token"]), answer), daemon=True)
         self.threads.append(thread)
         thread.start()
@@ -202,7 +203,6 @@ class _FakeEntry:
         from moto.core.models import DEFAULT_ACCOUNT_ID
         from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
-        time.sleep(0.02)  # the Task waits on its token before it is answered, as on AWS
         if answer is None or answer.error is not None:
             error = answer.error if answer is not None else {"type": "runtime", "status": 500}
             cause = json.dumps(dict(error), separators=(",", ":"))
