@@ -48,3 +48,32 @@ def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) ->
     assert "approve-campaign-brief" in saved or "Asks" in saved
     assert re.search(r'"status":\s*"succeeded"', run), run
     assert "request_answered" in run and "run_succeeded" in run
+
+
+def workflow_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### A workflow:", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+
+
+def test_the_workflow_walk_through_works_after_try_it(tmp_path: Path) -> None:
+    """The workflow section's blocks, after Try it's first (which saves ``approve-campaign-brief``)."""
+    outputs = []
+    with serving_manually(ROOT / "examples" / "operator.yaml", tmp_path / "serve.log") as url:
+        for block in [try_it_blocks()[0], *workflow_blocks()]:
+            script = block.replace("http://127.0.0.1:8000", url)
+            done = subprocess.run(
+                ["bash", "-euo", "pipefail", "-c", script],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
+            assert "problems/" not in done.stdout, f"{script}\n{done.stdout}"
+            outputs.append(done.stdout)
+    answered, expired = outputs[1], outputs[2]
+    assert "```mermaid" in answered and '"parent"' in answered
+    assert re.search(r'"status":\s*"succeeded"', answered) and "Ship it" in answered
+    assert "call_started" in answered and "run_succeeded" in answered
+    assert "No answer within two days" in expired

@@ -287,6 +287,13 @@ def test_a_switch_routes_and_a_raise_nothing_catches_rejects_with_its_title(play
     assert done["status"] == "rejected", done
     assert done["rejection"]["reason"] == "invalid_input"
     assert done["rejection"]["detail"] == "Revision asked (at /do/3/stop)"
+    tasks = [(event["type"], event["data"].get("task")) for event in playbook.history(revised)]
+    assert tasks[0] == ("run_started", None) and tasks[-1] == ("run_rejected", None)
+    assert tasks[1:4] == [
+        (kind, "/do/0/approval") for kind in ("task_started", "call_started", "task_completed")
+    ]
+    assert tasks.index(("task_started", "/do/3/stop")) < tasks.index(("task_failed", "/do/3/stop"))
+    assert ("task_completed", "/do/1/route") in tasks and ("task_started", "/do/2/done") not in tasks
 
 
 def test_a_missing_function_raises_configuration_404(playbook: Playbook) -> None:
@@ -404,7 +411,7 @@ def test_data_past_256_kib_ends_the_run_with_the_runtime_error(playbook: Playboo
     source = (
         "document: { dsl: '1.0.3', namespace: a, name: big, version: '1.0.0' }\n"
         "do:\n"
-        "  - grow: { set: '${ { \"text\": $pad(\"\", 300000, \"x\") } }' }\n"
+        '  - grow: { set: \'${ { "text": $pad("", 300000, "x") } }\' }\n'
         "  - after: { set: { done: true } }\n"
     )
     playbook.save("workflow", "big", source)

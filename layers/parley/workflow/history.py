@@ -49,35 +49,36 @@ def task_events(
         if state is None or not state.reference:
             continue
         kind = str(entry.get("type", ""))
-        mapped = _mapped(kind, state)
-        if mapped is None:
-            continue
-        data: dict[str, Any] = {"task": state.reference, "name": state.reference.rpartition("/")[2]}
-        if mapped == TASK_FAILED and entry.get("error"):
-            data["error"] = entry.get("error")
-            if entry.get("cause"):
-                data["cause"] = entry.get("cause")
         at = _time(entry.get("timestamp"), fallback)
-        found.append(Event(_event_id(run_id, at, entry.get("id")), mapped, format_time(at), run_id, data))
+        for number, mapped in enumerate(_mapped(kind, state)):
+            data: dict[str, Any] = {"task": state.reference, "name": state.reference.rpartition("/")[2]}
+            if mapped == TASK_FAILED and entry.get("error"):
+                data["error"] = entry.get("error")
+                if entry.get("cause"):
+                    data["cause"] = entry.get("cause")
+            event_id = _event_id(run_id, at, f"{entry.get('id')}.{number}")
+            found.append(Event(event_id, mapped, format_time(at), run_id, data))
     return found
 
 
-def _mapped(kind: str, state: TaskState) -> str | None:
+def _mapped(kind: str, state: TaskState) -> list[str]:
+    """The tasks' events one execution event means (a ``raise`` state starts its task and fails it)."""
     if kind.endswith("StateEntered"):
-        if state.has("entered"):
-            return TASK_STARTED
-        if state.has("skipped"):
-            return TASK_SKIPPED
-        if state.has("retried"):
-            return TASK_RETRIED
-        if state.has("failed"):
-            return TASK_FAILED
-        return None
+        return [
+            event
+            for role, event in (
+                ("entered", TASK_STARTED),
+                ("skipped", TASK_SKIPPED),
+                ("retried", TASK_RETRIED),
+                ("failed", TASK_FAILED),
+            )
+            if state.has(role)
+        ]
     if kind.endswith("StateExited") and state.has("completed"):
-        return TASK_COMPLETED
-    if kind == "TaskFailed" and state.has("call"):
-        return TASK_FAILED
-    return None
+        return [TASK_COMPLETED]
+    if (kind == "TaskFailed" and state.has("call")) or kind == "EvaluationFailed":
+        return [TASK_FAILED]
+    return []
 
 
 def merged(kept: list[Event], tasks: list[Event]) -> list[Event]:
