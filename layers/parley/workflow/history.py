@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.clock import format_time, parse_time
 from parley.runs import events
 from parley.runs.model import Event
-from parley.workflow.states import TaskState
+from parley.workflow.states import Role, TaskState
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -31,6 +31,13 @@ TASK_COMPLETED: Final = "task_completed"
 TASK_SKIPPED: Final = "task_skipped"
 TASK_FAILED: Final = "task_failed"
 TASK_RETRIED: Final = "task_retried"
+#: A state's roles whose entry means an event of its task, in the order they are told.
+_ON_ENTRY: Final[tuple[tuple[Role, str], ...]] = (
+    ("entered", TASK_STARTED),
+    ("skipped", TASK_SKIPPED),
+    ("retried", TASK_RETRIED),
+    ("failed", TASK_FAILED),
+)
 #: The step of the tasks' events in their ids (between the start's and the ending's).
 _TASK_STEP: Final = 50
 
@@ -64,16 +71,7 @@ def task_events(
 def _mapped(kind: str, state: TaskState) -> list[str]:
     """The tasks' events one execution event means (a ``raise`` state starts its task and fails it)."""
     if kind.endswith("StateEntered"):
-        return [
-            event
-            for role, event in (
-                ("entered", TASK_STARTED),
-                ("skipped", TASK_SKIPPED),
-                ("retried", TASK_RETRIED),
-                ("failed", TASK_FAILED),
-            )
-            if state.has(role)
-        ]
+        return [event for role, event in _ON_ENTRY if state.has(role)]
     if kind.endswith("StateExited") and state.has("completed"):
         return [TASK_COMPLETED]
     if (kind == "TaskFailed" and state.has("call")) or kind == "EvaluationFailed":
