@@ -17,6 +17,7 @@ from benchmarks import (
     replies,
     runs,
     tool_runs,
+    workflows,
 )
 
 
@@ -72,6 +73,8 @@ def main() -> None:
     print()
     print("answer -> run succeeded on the local runtime (40 runs)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+    print()
+    workflows.report()
     print()
     replies.report()
     print()

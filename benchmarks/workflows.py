@@ -1,0 +1,392 @@
+"""Figures of a workflow that asks through the inbox (issue 24; ``workflow-format.md``, "A workflow
+document", "Calling a function"): the brief-approval workflow (``examples/definitions/brief-approval.yaml``),
+which calls the interaction function ``approve-campaign-brief`` and catches its request's expiry.
+
+- ``calls_of_workflow_runs``: the AWS calls of one run of each case on the local runtime (the same
+  handlers, the same compiled state machine run by the local interpreter, the same scheduler port as on
+  AWS), counted and priced as ``benchmarks.runs`` prices an inbox run: the workflow **asked and
+  answered**, the workflow **asked, expired, then caught** (the clock moved past the expiry; the catch
+  makes the run succeed), and for the second one's comparison an inbox run of the same function asked
+  and expired. ``benchmarks.runs.calls_of_an_answered_run`` gives the inbox run asked and answered.
+- ``answer_to_succeeded``: from sending the answer to the called run to the workflow run being
+  ``succeeded``, on the local runtime.
+
+State transitions are counted as Step Functions bills them ("a state transition each time a step of
+your workflow is executed", retries included): every ``…StateEntered`` event of the workflow's execution
+and of the called run's execution. A Parallel state's branches add nothing of their own: the Parallel is
+one step, and each state of its branches is one more, each with its own ``…StateEntered`` event. A
+Lambda task attempted again (a retry) would add one transition per attempt past the first.
+
+Lambda invocations are counted as the local runtime makes them (each handler's invocation, by
+function), and checked against the Lambda tasks of the two executions' histories. API Gateway requests
+are the POSTs that act (run, answer); the reads the benchmark makes to find the called run and to see
+the ending are not counted, nor their DynamoDB calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import httpx
+
+from benchmarks.runs import (
+    ASSUMED_BILLED_SECONDS,
+    BASE,
+    BRIEF,
+    HEADERS,
+    INPUT,
+    OPERATOR,
+    PRICES,
+    ROOT,
+    Tally,
+    calls_of_an_answered_run,
+    percentiles,
+)
+
+if TYPE_CHECKING:
+    from parley.local.server import LocalServer
+
+WORKFLOW_SOURCE: Final = (ROOT / "examples" / "definitions" / "brief-approval.yaml").read_text()
+WORKFLOW: Final = "brief-approval"
+#: The interaction function the workflow calls, saved under the name the workflow calls it by.
+FUNCTION: Final = "approve-campaign-brief"
+ANSWER: Final = {"answer": {"verdict": "approve"}}
+#: The clock's advance of the expired case: past the request's expiry (``P2D``) and its wait's backstop
+#: (a minute later).
+PAST_EXPIRY_SECONDS: Final = 172_860
+ANSWERED: Final = "workflow asked and answered"
+EXPIRED: Final = "workflow asked, expired, then caught"
+INBOX_EXPIRED: Final = "inbox run asked and expired"
+#: How long a run may take to come to rest on the local runtime before the benchmark gives up.
+SETTLE_SECONDS: Final = 10.0
+LAMBDA_TASKS: Final = ("TaskScheduled", "LambdaFunctionScheduled")
+
+
+@dataclass
+class _Meter:
+    """What one run costs: DynamoDB (the tally), Lambda invocations by function, scheduler calls."""
+
+    tally: Tally
+    invocations: Counter[str] = field(default_factory=Counter)
+    schedules: Counter[str] = field(default_factory=Counter)
+    on: bool = False
+
+    @contextlib.contextmanager
+    def measuring(self) -> Iterator[None]:
+        self.tally.calls, self.tally.write_units, self.tally.read_units = Counter(), 0.0, 0.0
+        self.invocations, self.schedules = Counter(), Counter()
+        self.on = self.tally.on = True
+        try:
+            yield
+        finally:
+            self.on = self.tally.on = False
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """For the benchmark's own reads (with nothing under way: every POST has settled)."""
+        was = self.on
+        self.on = self.tally.on = False
+        try:
+            yield
+        finally:
+            self.on = self.tally.on = was
+
+
+@contextlib.contextmanager
+def _metered_server() -> Iterator[tuple[LocalServer, _Meter, httpx.Client]]:
+    """A local server on the manual clock, its DynamoDB client, functions and scheduler metered, with
+    the interaction function and the workflow saved."""
+    import parley.local.aws as local_aws_module
+    from parley.config import parse_operator_config
+    from parley.local.server import ServeOptions, running
+
+    original = local_aws_module.local_dynamodb_client
+    tallies: list[Tally] = []
+
+    def counted() -> Any:
+        tallies.append(Tally(original()))
+        return tallies[-1]
+
+    local_aws_module.local_dynamodb_client = counted
+    try:
+        options = ServeOptions(port=0, clock="manual")
+        with (
+            running(options, parse_operator_config(OPERATOR, "bench", environ={})) as server,
+            httpx.Client(base_url=server.url, headers=dict(HEADERS), timeout=30) as http,
+        ):
+            meter = _Meter(tallies[0])
+            _meter_functions(server, meter)
+            for kind, name, source in (
+                ("interaction", FUNCTION, BRIEF),
+                ("workflow", WORKFLOW, WORKFLOW_SOURCE),
+            ):
+                saved = http.post(f"{BASE}/definitions/{kind}", json={"name": name, "source": source})
+                if saved.status_code != 201:
+                    raise RuntimeError(f"the {kind} {name} was not saved: {saved.text}")
+            yield server, meter, http
+    finally:
+        local_aws_module.local_dynamodb_client = original
+
+
+def _meter_functions(server: LocalServer, meter: _Meter) -> None:
+    """Count each function's invocations and each scheduler call (as the AWS adapter makes it: work due
+    at once is an asynchronous invocation, within 15 minutes an SQS message, later a schedule)."""
+    from parley.aws.eventbridge import AT_ONCE, QUEUE_DELAY_MAX
+
+    functions, scheduler = server.functions, server.scheduler
+    plain_handler = functions.handler
+    plain_schedule, plain_cancel = scheduler.schedule, scheduler.cancel
+
+    def handler(name: str) -> Callable[[Any, Any], Any]:
+        function = plain_handler(name)
+
+        def invoked(event: Any, context: Any) -> Any:
+            if meter.on:
+                meter.invocations[name] += 1
+            return function(event, context)
+
+        return invoked
+
+    def schedule(name: str, at: datetime, work: Mapping[str, Any]) -> None:
+        if meter.on:
+            delay = at - server.clock.now()
+            kind = "at once" if delay <= AT_ONCE else "queued" if delay <= QUEUE_DELAY_MAX else "created"
+            meter.schedules[kind] += 1
+        plain_schedule(name, at, work)
+
+    def cancel(name: str) -> None:
+        if meter.on:
+            meter.schedules["deleted"] += 1
+        plain_cancel(name)
+
+    functions.handler = handler  # type: ignore[method-assign]
+    scheduler.schedule = schedule  # type: ignore[method-assign]
+    scheduler.cancel = cancel  # type: ignore[method-assign]
+
+
+def _settled(server: LocalServer) -> None:
+    server.executor.settle(SETTLE_SECONDS)
+
+
+def _called_run(http: httpx.Client, workflow_run_id: str) -> str:
+    """The run the workflow waits for, found through its open request (``get_run`` shows its parent)."""
+    open_requests = http.get(f"{BASE}/interactions").json()["interactions"]
+    for item in open_requests:
+        run = http.get(f"{BASE}/runs/{item['run_id']}").json()
+        if (run.get("parent") or {}).get("run_id") == workflow_run_id:
+            return str(item["run_id"])
+    raise RuntimeError(f"no open request of a run called by {workflow_run_id}")
+
+
+def _started(http: httpx.Client, kind: str, name: str) -> str:
+    reply = http.post(f"{BASE}/definitions/{kind}/{name}/run", json={"input": INPUT})
+    if reply.status_code != 200 or reply.json()["status"] != "started":
+        raise RuntimeError(f"the {kind} run did not start: {reply.text}")
+    return str(reply.json()["run_id"])
+
+
+def _ending(http: httpx.Client, run_id: str) -> dict[str, Any]:
+    run: dict[str, Any] = http.get(f"{BASE}/runs/{run_id}").json()
+    return run
+
+
+def _run_once(server: LocalServer, meter: _Meter, http: httpx.Client, case: str) -> dict[str, Any]:
+    """One run of ``case``, metered from its POST …/run until it has ended."""
+    from parley.definitions.model import PlaybookRef
+    from parley.ports.waiting import RunKey
+    from parley.runs.service import run_service
+
+    api_requests = 0
+    workflow = case != INBOX_EXPIRED
+    with meter.measuring():
+        run_id = _started(http, "workflow" if workflow else "interaction", WORKFLOW if workflow else FUNCTION)
+        api_requests += 1
+        _settled(server)
+        with meter.paused():
+            called = _called_run(http, run_id) if workflow else run_id
+        if case == ANSWERED:
+            answered = http.post(f"{BASE}/runs/{called}/answer", json=ANSWER)
+            if answered.status_code != 200:
+                raise RuntimeError(f"the answer was refused: {answered.text}")
+            api_requests += 1
+        else:
+            moved = http.post("/_local/clock/advance", json={"seconds": PAST_EXPIRY_SECONDS})
+            if moved.status_code != 200:
+                raise RuntimeError(f"the clock did not move: {moved.text}")
+        _settled(server)
+        with meter.paused():
+            ending = _ending(http, run_id)
+    expected = "succeeded" if workflow else "rejected"
+    if ending["status"] != expected:
+        raise RuntimeError(f"the {case} run ended {ending['status']}, not {expected}: {ending}")
+
+    playbook = PlaybookRef("acme", "campaigns")
+    executions: dict[str, list[dict[str, Any]]] = {}
+    if workflow:
+        item = run_service(server.runtime).store.get_run(playbook, run_id)
+        if item is None or item.execution is None:
+            raise RuntimeError(f"the workflow run {run_id} has no execution")
+        executions["workflow"] = server.executor.execution_history(item.execution)
+    called_execution = "called run" if workflow else "run"
+    executions[called_execution] = server.executor.history(RunKey(playbook.org, playbook.playbook, called))
+    entered = {
+        name: [e["name"] for e in h if e["type"].endswith("StateEntered")] for name, h in executions.items()
+    }
+    retried = {
+        name: sum(1 for e in h if e["type"] in LAMBDA_TASKS)
+        - sum(1 for e in h if e["type"] == "TaskStateEntered")
+        for name, h in executions.items()
+    }
+    transitions = {name: len(states) + retried[name] for name, states in entered.items()}
+
+    invocations = Counter({"api": api_requests, **meter.invocations})
+    from_history = {
+        "workflow": sum(1 for e in executions.get("workflow", []) if e["type"] in LAMBDA_TASKS),
+        "wait + settle": sum(1 for e in executions[called_execution] if e["type"] in LAMBDA_TASKS),
+    }
+    counted = {
+        "workflow": invocations["workflow"],
+        "wait + settle": invocations["wait"] + invocations["settle"],
+    }
+    if from_history != counted:
+        raise RuntimeError(
+            f"{case}: invocations {counted} where the histories' Lambda tasks say {from_history}"
+        )
+    if meter.schedules["queued"]:
+        raise RuntimeError(f"{case}: work through the timer queue (SQS), which this benchmark does not price")
+    fired = invocations["timer"] - meter.schedules["at once"]
+    return _priced(
+        {
+            "output": ending.get("output"),
+            "states_entered": entered,
+            "state_transitions": sum(transitions.values()),
+            "transitions_by_execution": transitions,
+            "lambda_invocations": dict(sorted(invocations.items())),
+            "dynamodb_calls": dict(meter.tally.calls),
+            "dynamodb_units": (meter.tally.write_units, meter.tally.read_units),
+            "schedules": {**meter.schedules, "fired": fired},
+        },
+        api_requests,
+    )
+
+
+def _priced(calls: dict[str, Any], api_requests: int) -> dict[str, Any]:
+    """The figures with their list price per 1,000 runs, in ``benchmarks.runs``' parts."""
+    from parley.infrastructure.functions import function_named
+
+    invocations: dict[str, int] = calls["lambda_invocations"]
+    # Billed duration is the same assumption as the inbox run's (benchmarks.runs), for every function.
+    gb_seconds = sum(
+        function_named(name).memory_mb / 1024 * ASSUMED_BILLED_SECONDS * count
+        for name, count in invocations.items()
+    )
+    writes, reads = calls["dynamodb_units"]
+    cost = {
+        "API Gateway requests": api_requests * PRICES["api_gateway_request"],
+        "Lambda requests": sum(invocations.values()) * PRICES["lambda_request"],
+        "Lambda duration (arm64)": gb_seconds * PRICES["lambda_gb_second_arm64"],
+        "Step Functions transitions": calls["state_transitions"] * PRICES["state_transition"],
+        "DynamoDB writes": writes * PRICES["dynamodb_write_unit"],
+        "DynamoDB reads": reads * PRICES["dynamodb_read_unit"],
+        "Scheduler invocations": calls["schedules"]["fired"] * PRICES["scheduler_invocation"],
+    }
+    return {**calls, "cost_per_1000_runs": {k: v * 1000 for k, v in cost.items()}}
+
+
+def calls_of_workflow_runs() -> dict[str, dict[str, Any]]:
+    """One run of each case on one local server, after one warm-up run of the workflow (so that its
+    state machine's version is made, as a warm api function has it): :data:`ANSWERED`, :data:`EXPIRED`
+    and :data:`INBOX_EXPIRED`, each with the keys of ``runs.calls_of_an_answered_run`` and
+    ``states_entered``, ``transitions_by_execution`` and the run's ``output``."""
+    with _metered_server() as (server, meter, http):
+        _run_once(server, meter, http, ANSWERED)  # warm-up
+        return {case: _run_once(server, meter, http, case) for case in (ANSWERED, EXPIRED, INBOX_EXPIRED)}
+
+
+def answer_to_succeeded(rounds: int = 40) -> tuple[float, float]:
+    """p50 and p99, in ms, from the answer's POST to ``GET /runs/{workflow run}`` saying ``succeeded``
+    (after 3 warm-up rounds)."""
+    from parley.config import parse_operator_config
+    from parley.local.server import ServeOptions, running
+
+    samples: list[float] = []
+    with (
+        running(
+            ServeOptions(port=0, clock="manual"), parse_operator_config(OPERATOR, "bench", environ={})
+        ) as server,
+        httpx.Client(base_url=server.url, headers=dict(HEADERS), timeout=30) as http,
+    ):
+        for kind, name, source in (("interaction", FUNCTION, BRIEF), ("workflow", WORKFLOW, WORKFLOW_SOURCE)):
+            saved = http.post(f"{BASE}/definitions/{kind}", json={"name": name, "source": source})
+            assert saved.status_code == 201, saved.text
+        for _ in range(rounds + 3):
+            run_id = _started(http, "workflow", WORKFLOW)
+            called = _called_run(http, run_id)
+            start = time.perf_counter()
+            answered = http.post(f"{BASE}/runs/{called}/answer", json=ANSWER)
+            assert answered.status_code == 200, answered.text
+            deadline = start + SETTLE_SECONDS
+            while _ending(http, run_id)["status"] != "succeeded":
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"the workflow run {run_id} did not succeed after its answer")
+                time.sleep(0.002)
+            samples.append((time.perf_counter() - start) * 1000)
+    return percentiles(samples[3:])
+
+
+def report() -> None:
+    """Print the figures (``make bench``)."""
+    with contextlib.redirect_stderr(io.StringIO()):  # the local server's request log
+        inbox = calls_of_an_answered_run()
+        cases = calls_of_workflow_runs()
+        p50, p99 = answer_to_succeeded()
+    inbox_total = sum(inbox["cost_per_1000_runs"].values())
+    expired_total = sum(cases[INBOX_EXPIRED]["cost_per_1000_runs"].values())
+    billed = ASSUMED_BILLED_SECONDS * 1000
+    print(
+        "The brief-approval workflow calling approve-campaign-brief, one run (local runtime: the same\n"
+        "handlers, compiled state machine and scheduler port; both executions counted)"
+    )
+    for case in (ANSWERED, EXPIRED):
+        calls = cases[case]
+        by_execution = calls["transitions_by_execution"]
+        print(f"  {case} (output {calls['output']})")
+        print(
+            f"    Step Functions state transitions: {calls['state_transitions']} "
+            f"(workflow {by_execution['workflow']}, called run {by_execution['called run']})"
+        )
+        print(f"      workflow states: {', '.join(calls['states_entered']['workflow'])}")
+        print(f"    Lambda invocations: {calls['lambda_invocations']}")
+        print(f"    DynamoDB calls: {calls['dynamodb_calls']}")
+        writes, reads = calls["dynamodb_units"]
+        print(f"    DynamoDB request units: {writes:g} write, {reads:g} read")
+        print(f"    schedules: {calls['schedules']}")
+        total = sum(calls["cost_per_1000_runs"].values())
+        print(f"    list price per 1,000 runs: ${total:.4f} (Lambda at an assumed {billed:.0f} ms a call)")
+        for item, dollars in calls["cost_per_1000_runs"].items():
+            print(f"      {item:<28} ${dollars:.5f}")
+        if case == ANSWERED:
+            print(
+                f"    ratio to an inbox run asked and answered (${inbox_total:.4f}): "
+                f"{total / inbox_total:.2f}x (goal: at most 2x)"
+            )
+        else:
+            print(
+                f"    ratio to an inbox run asked and expired (${expired_total:.4f}): "
+                f"{total / expired_total:.2f}x (goal: at most 2x); "
+                f"to one asked and answered: {total / inbox_total:.2f}x"
+            )
+    print()
+    print("answer -> workflow run succeeded on the local runtime (40 runs)")
+    print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+
+
+if __name__ == "__main__":
+    report()
