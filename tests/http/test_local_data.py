@@ -86,3 +86,38 @@ def test_data_none_forgets_everything(tmp_path: Path) -> None:
             )
             assert saved.status_code == 201
     assert "data: none" in log.read_text()
+
+
+def test_a_waiting_workflow_goes_on_after_a_restart(tmp_path: Path) -> None:
+    """Its machine runs again from its start and meets the run it called under the same id: the open
+    request keeps waiting, and its answer ends the workflow."""
+    config = tmp_path / "operator.yaml"
+    config.write_text(OPERATOR, encoding="utf-8")
+    data, log = tmp_path / "data", tmp_path / "serve.log"
+    workflow = EXAMPLE.parent / "brief-approval.yaml"
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, headers=AUTH) as http:
+        for kind, name, path in (
+            ("interaction", "approve-campaign-brief", EXAMPLE),
+            ("workflow", "brief-approval", workflow),
+        ):
+            saved = http.post(
+                f"{BASE}/definitions/{kind}", json={"name": name, "source": path.read_text(encoding="utf-8")}
+            )
+            assert saved.status_code == 201, saved.text
+        run = http.post(f"{BASE}/definitions/workflow/brief-approval/run", json={"input": BRIEF}).json()
+        assert run["status"] == "started", run
+        (asked,) = http.get(f"{BASE}/interactions").json()["interactions"]
+
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, headers=AUTH) as http:
+        listed = http.get(f"{BASE}/interactions").json()["interactions"]
+        assert [item["run_id"] for item in listed] == [asked["run_id"]]
+        answered = http.post(f"{BASE}/runs/{asked['run_id']}/answer", json={"answer": {"verdict": "approve"}})
+        assert answered.status_code == 200, answered.text
+        done = http.get(f"{BASE}/runs/{run['run_id']}").json()
+        assert (done["status"], done.get("output")) == ("succeeded", {"verdict": "approve"}), done
+        calls = [
+            e
+            for e in http.get(f"{BASE}/runs/{run['run_id']}/history").json()["events"]
+            if e["type"] == "call_started"
+        ]
+        assert len(calls) == 1

@@ -10,7 +10,10 @@ a crash leaves the previous one), and once more when the server stops. On start 
 back: the items into the new table, the objects into the new bucket, the pending schedules into the
 scheduler (what falls due while the server was down runs at once), and the clock where it stood; then
 every open request's execution is started again, so that answers, expiries and cancels end their waits
-as before (the old task tokens died with the process).
+as before (the old task tokens died with the process), and so is every started workflow run's: its
+machine runs again from its start, meeting the runs it called under the same ids (a call's run id is
+derived from the workflow's run, the task and the attempt), so what they recorded answers it at once and
+what still waits keeps the new token.
 
 Why a snapshot of our own and not moto's persistence: moto keeps its backends in memory only (its
 server mode can save state, but the local server runs moto in process), and what Parley needs back is
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
     from parley.aws.content import S3ContentStore
     from parley.definitions.model import PlaybookRef
     from parley.local.scheduler import LocalScheduler
-    from parley.runs.model import Request
+    from parley.runs.model import Request, Run
 
 #: The file of the snapshot inside the data folder.
 DATA_FILE: Final = "parley-local.json"
@@ -140,6 +143,25 @@ class LocalData:
             if plain.get("kind") == "request" and plain.get("state") == "open":
                 _, org, playbook = str(plain["pk"]).split("#", 2)
                 found.append((PlaybookRef(org, playbook), request_from(plain)))
+        return found
+
+    def started_workflows(self) -> list[tuple[PlaybookRef, Run]]:
+        """Every workflow run still ``started`` (after :meth:`load`), with its playbook."""
+        from parley.definitions.model import PlaybookRef
+        from parley.dynamo import ItemCodec
+        from parley.runs.items import run_from
+
+        codec = ItemCodec()
+        found = []
+        for item in self._items():
+            plain = codec.plain(item)
+            if (
+                plain.get("kind") == "run"
+                and plain.get("type") == "workflow"
+                and plain.get("status") == "started"
+            ):
+                _, org, playbook = str(plain["pk"]).split("#", 2)
+                found.append((PlaybookRef(org, playbook), run_from(plain, self._content.get)))
         return found
 
     # --- as it goes -------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
@@ -167,6 +167,14 @@ class LocalServer:
                     runs.start_waiting(playbook, request)
             except Exception:  # one request that cannot wait again does not stop the others
                 LOG.exception("the open request of run %s could not wait again", request.run_id)
+        self._settle()
+        workflows: Any = runs.kind("workflow")
+        for playbook, run in self.data.started_workflows():
+            try:
+                with self.lock:
+                    workflows.rearm(playbook, run)
+            except Exception:  # one run that cannot go on does not stop the others
+                LOG.exception("the workflow run %s could not go on", run.run_id)
         self._settle()
 
     def close(self) -> None:
