@@ -45,6 +45,7 @@ from parley.workflow.errors import (
     error_of_failure,
     error_of_rejection,
     runtime_error,
+    spec_type,
 )
 
 if TYPE_CHECKING:
@@ -367,15 +368,7 @@ class Workflows:
         run = self.runs.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started":
             return "unchanged"
-        error = str(payload.get("error") or "")
-        cause = str(payload.get("cause") or "")
-        if error == "States.DataLimitExceeded":
-            detail = f"The data between its tasks passed {MAX_PAYLOAD_BYTES:,} bytes as JSON (256 KiB)."
-        elif payload.get("status") == "TIMED_OUT" or error == engine.TIMEOUT_ERROR:
-            detail = "The run passed its longest duration."
-        else:
-            detail = f"Step Functions ended its execution: {error}{': ' + cause if cause else ''}"
-        return self._end(playbook, run, None, _rejection_problem(runtime_error(detail[:2000])))
+        return self._end(playbook, run, None, _rejection_problem(execution_error(payload)))
 
     def _output_problem(self, playbook: PlaybookRef, run: Run, output: Any) -> Problem | None:
         if _size(output) > MAX_PAYLOAD_BYTES:
@@ -497,6 +490,27 @@ class Workflows:
             cursor = page.next_cursor
             if cursor is None:
                 return found
+
+
+def execution_error(ended: Mapping[str, Any]) -> WorkflowError:
+    """The error an execution that failed without its end task ended with: a workflow error raised where
+    nothing caught it, an expression that failed, or Step Functions' own bounds."""
+    error = str(ended.get("error") or "")
+    cause = str(ended.get("cause") or "")
+    if error == engine.ERROR_NAME:
+        try:
+            return WorkflowError.from_json(json.loads(cause))
+        except ValueError:
+            return runtime_error(cause[:2000])
+    if error == engine.EXPRESSION_ERROR:
+        return WorkflowError(spec_type("expression"), 400, title="An expression failed", detail=cause[:2000])
+    if error == "States.DataLimitExceeded":
+        return runtime_error(
+            f"The data between its tasks passed {MAX_PAYLOAD_BYTES:,} bytes as JSON (256 KiB)."
+        )
+    if ended.get("status") == "TIMED_OUT" or error == engine.TIMEOUT_ERROR:
+        return WorkflowError(spec_type("timeout"), 408, title="The run passed its longest duration")
+    return runtime_error(f"Step Functions ended its execution: {error}{': ' + cause if cause else ''}"[:2000])
 
 
 def _check_payload(value: Any, pointer: str, what: str) -> None:

@@ -29,3 +29,16 @@ def test_a_status_change_names_the_run_from_the_executions_input() -> None:
 
 def test_an_input_that_is_not_json_names_no_run() -> None:
     assert _ended_of({"status": "TIMED_OUT", "input": "{"})["run"] is None
+
+
+def test_an_execution_failed_without_its_end_ends_with_the_error_it_failed_with() -> None:
+    from parley.workflow.running import execution_error
+
+    raised = {"type": "https://example.com/errors/no", "status": 422, "title": "No", "instance": "/do/1/stop"}
+    assert execution_error({"error": "Parley.Error", "cause": json.dumps(raised)}).as_json() == raised
+    expression = execution_error({"error": "States.QueryEvaluationError", "cause": "x is not a number"})
+    assert (expression.type.rpartition("/")[2], expression.status) == ("expression", 400)
+    too_big = execution_error({"error": "States.DataLimitExceeded", "cause": ""})
+    assert (too_big.status, "256 KiB" in (too_big.detail or "")) == (500, True)
+    timed_out = execution_error({"status": "TIMED_OUT"})
+    assert (timed_out.type.rpartition("/")[2], timed_out.status) == ("timeout", 408)
