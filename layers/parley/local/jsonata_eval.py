@@ -31,9 +31,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Final
 
-import jsonata  # type: ignore[import-untyped]
-from jsonata.functions import Functions  # type: ignore[import-untyped]
-from jsonata.utils import Utils  # type: ignore[import-untyped]
+from parley.workflow.jsonata_library import Functions, Utils, jsonata
 
 __all__ = [
     "TIME_LIMIT_MS",

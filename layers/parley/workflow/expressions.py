@@ -13,8 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import jsonata  # type: ignore[import-untyped]
-from jsonata.jexception import JException  # type: ignore[import-untyped]
+from parley.workflow.jsonata_library import JException, jsonata
 
 _WRAPPED: Final = re.compile(r"\A\s*\$\{(?P<body>.*)\}\s*\Z", re.DOTALL)
 
