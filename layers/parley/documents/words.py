@@ -37,6 +37,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+#: What would break a Mermaid label, written as its entity code.
+MERMAID_ESCAPES: Final = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "`": "#96;", "&": "#amp;"}
+
+
+def mermaid_label(text: str) -> str:
+    """``text`` as a quoted Mermaid label on one line (the overviews' flowcharts)."""
+    return '"' + "".join(MERMAID_ESCAPES.get(char, char) for char in one_line(text)) + '"'
+
+
 def text_in_words(value: Any) -> str:
     """Any JSON-like value as text: a string as it is, anything else as JSON."""
     if isinstance(value, str):

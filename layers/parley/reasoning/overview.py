@@ -29,6 +29,7 @@ from parley.documents.words import (
     bold,
     code,
     counted,
+    mermaid_label,
     one_line,
     value_in_words,
 )
@@ -39,14 +40,6 @@ from parley.templates.environment import SYSTEM_TAG, SystemNode, compile_templat
 _FUNCTION_LABEL: Final = "This function"
 _SYSTEM_OPEN: Final = re.compile(r"\{%-?\s*system\s*-?%\}")
 _SYSTEM_CLOSE: Final = re.compile(r"\{%-?\s*endsystem\s*-?%\}")
-_MERMAID_ESCAPES: Final = {
-    "#": "#35;",
-    '"': "#quot;",
-    "<": "#lt;",
-    ">": "#gt;",
-    "`": "#96;",
-    "&": "#amp;",
-}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -150,17 +143,13 @@ def _tool_words(tool: ToolReference) -> str:
     return f"the tool {code(tool.tool)} on the server {code(tool.server)}"
 
 
-def _mermaid_label(text: str) -> str:
-    return '"' + "".join(_MERMAID_ESCAPES.get(char, char) for char in " ".join(text.split())) + '"'
-
-
 def _diagram(document: ReasoningDocument) -> list[str]:
     """A Mermaid flowchart of the function, its model and the tools the model may call."""
-    function, model = _mermaid_label(_FUNCTION_LABEL), _mermaid_label(str(document.model))
+    function, model = mermaid_label(_FUNCTION_LABEL), mermaid_label(str(document.model))
     lines = ["```mermaid", "flowchart LR", f"  function[{function}] -->|asks| model[{model}]"]
     for index, tool in enumerate(document.tools, 1):
         label = f"every tool of {tool.server}" if tool.every_tool else str(tool)
-        lines.append(f"  model -->|may call| tool{index}[{_mermaid_label(label)}]")
+        lines.append(f"  model -->|may call| tool{index}[{mermaid_label(label)}]")
     lines.append("```")
     return lines
 

@@ -38,7 +38,16 @@ from typing import Any, Final
 
 from parley.documents.durations import duration_in_words, parse_duration
 from parley.documents.schema_words import schema_in_words
-from parley.documents.words import as_mapping, bold, code, counted, one_line, series, text_in_words
+from parley.documents.words import (
+    as_mapping,
+    bold,
+    code,
+    counted,
+    mermaid_label,
+    one_line,
+    series,
+    text_in_words,
+)
 from parley.workflow.errors import FORMER_SPEC_ERRORS, PROBLEMS, SPEC_ERRORS
 from parley.workflow.expressions import condition_body, expression_body
 
@@ -52,14 +61,6 @@ _MAX_NAMED: Final = 4
 
 _START: Final = "start"
 _FINISH: Final = "finish"
-_MERMAID_ESCAPES: Final = {
-    "#": "#35;",
-    '"': "#quot;",
-    "<": "#lt;",
-    ">": "#gt;",
-    "`": "#96;",
-    "&": "#amp;",
-}
 #: The status each of Parley's own problem types always has (``workflow-format.md``, "Calling a
 #: function"), shown beside the type in a catch's label.
 _PROBLEM_STATUS: Final[Mapping[str, int]] = {
@@ -189,7 +190,7 @@ def _label(text: str) -> str:
     text = one_line(text)
     if len(text) > MAX_LABEL:
         text = text[: MAX_LABEL - 1].rstrip() + "…"
-    return '"' + "".join(_MERMAID_ESCAPES.get(char, char) for char in text) + '"'
+    return mermaid_label(text)
 
 
 def _duration(value: Any) -> str:
