@@ -419,3 +419,21 @@ def test_data_past_256_kib_ends_the_run_with_the_runtime_error(playbook: Playboo
     assert "256 KiB" in body["detail"]
     runs = playbook.get("/runs", {"type": "workflow"}).json()["runs"]
     assert [run["status"] for run in runs if run["name"] == "big"] == ["rejected"]
+
+
+def test_workflows_call_workflows_at_most_eight_deep(playbook: Playbook) -> None:
+    source = (
+        "document: { dsl: '1.0.3', namespace: a, name: itself, version: '1.0.0' }\n"
+        "do:\n"
+        "  - again: { call: run_definition, with: { type: workflow, name: itself } }\n"
+    )
+    playbook.save("workflow", "itself", source)
+    body = problem(playbook.run("itself", {}), 503, "unavailable")
+    assert "/do/0/again" in body["detail"]
+    runs = playbook.get("/runs", {"type": "workflow", "limit": "100"}).json()["runs"]
+    mine = [run for run in runs if run["name"] == "itself"]
+    assert len(mine) == 9  # the run a caller started, and the eight below it
+    deepest = [playbook.run_of(run["run_id"]) for run in mine]
+    refused = [run for run in deepest if run["rejection"]["detail"].startswith("Too many calls above a run")]
+    assert len(refused) == 1, [run["rejection"] for run in deepest]
+    assert refused[0]["parent"]["task"] == "/do/0/again"
