@@ -78,6 +78,12 @@ DEFINITION: Final = obj(
         "warnings": {"type": "array", "items": TEXT},
         "created_at": TIME,
         "updated_at": TIME,
+        "state_machine": {
+            "type": "object",
+            "description": "A workflow's compiled Step Functions state machine (ASL, JSONata), its "
+            "entry function's ARN a placeholder.",
+        },
+        "schedule": nullable("object", "A workflow's schedule (cron, every), or null."),
     },
     "A definition at its latest version.",
 )
@@ -109,6 +115,11 @@ RUN: Final = obj(
         "finished_at": TIME,
         "omitted": {"type": "array", "items": TEXT},
         "record": {"type": "object", "description": "What the type records of the run (get_run only)."},
+        "parent": obj(
+            ["run_id", "task"],
+            {"run_id": {"type": "string", "format": "uuid"}, "task": TEXT},
+            "The workflow run whose call: run_definition task started this run, and the task.",
+        ),
     },
     "A run of a definition.",
 )
