@@ -13,7 +13,7 @@ import parley
 
 PACKAGE = Path(parley.__file__).parent
 #: The function types: packages the lifecycle reaches only by name, through the registry.
-TYPES = ("interaction", "reasoning")
+TYPES = ("interaction", "reasoning", "workflow")
 
 
 def _part(module: str) -> str | None:
