@@ -37,6 +37,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def section(title: str, *paragraphs: str | list[str]) -> list[str]:
+    """An overview's section: its title in bold, then each paragraph (a line, or lines) and a blank."""
+    lines = [f"**{title}**", ""]
+    for paragraph in paragraphs:
+        lines.extend(paragraph if isinstance(paragraph, list) else [paragraph])
+        lines.append("")
+    return lines
+
+
 #: What would break a Mermaid label, written as its entity code.
 MERMAID_ESCAPES: Final = {"#": "#35;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "`": "#96;", "&": "#amp;"}
 

@@ -30,6 +30,7 @@ from parley.documents.words import (
     code,
     counted,
     one_line,
+    section,
     series,
     text_in_words,
     value_in_words,
@@ -98,19 +99,11 @@ def _quote(text: str) -> list[str]:
     return [f"> {line}" if line.strip() else ">" for line in lines]
 
 
-def _section(title: str, *paragraphs: str | list[str]) -> list[str]:
-    lines = [f"**{title}**", ""]
-    for paragraph in paragraphs:
-        lines.extend(paragraph if isinstance(paragraph, list) else [paragraph])
-        lines.append("")
-    return lines
-
-
 def _asks_a_system(front_matter: Mapping[str, Any]) -> list[str]:
     call = as_mapping(front_matter.get("call"))
     input_schema = as_mapping(front_matter.get("input")).get("schema")
     output_schema = as_mapping(front_matter.get("output")).get("schema")
-    lines = _section(
+    lines = section(
         "Who it asks",
         f"The tool {_tool(call)} on the server {_tool(call, 'server')}, called once in each run. "
         "It asks no person and sends no message.",
@@ -125,16 +118,16 @@ def _asks_a_system(front_matter: Mapping[str, Any]) -> list[str]:
         sends += ["The call's arguments:", _arguments(with_)]
     else:
         sends.append("The call takes no arguments.")
-    lines += _section("What it sends", *sends)
+    lines += section("What it sends", *sends)
     read = call.get("read")
     if isinstance(read, str) and read:
         where = f"The part of the tool's answer at {code(read)}, which becomes the run's output."
     else:
         where = "The tool's whole answer, which becomes the run's output."
     if output_schema is None:
-        lines += _section("What it reads", where)
+        lines += section("What it reads", where)
     else:
-        lines += _section("What it reads", where, schema_in_words(output_schema, "An object."))
+        lines += section("What it reads", where, schema_in_words(output_schema, "An object."))
     return lines
 
 
@@ -181,11 +174,11 @@ def _asks_a_person(
     replies = front_matter.get("replies")
     lines: list[str] = []
     if input_schema is None:
-        lines += _section(
+        lines += section(
             "What it needs", "The document gives no input schema, so its input may hold any fields."
         )
     else:
-        lines += _section("What it needs", schema_in_words(input_schema, "It takes no input fields."))
+        lines += section("What it needs", schema_in_words(input_schema, "It takes no input fields."))
 
     to = _template_line(front_matter.get("to", ""))
     answerer = to
@@ -194,13 +187,13 @@ def _asks_a_person(
         answerer = _template_line(front_matter.get("from"))
         if answerer != to:
             who = f"It asks {to}, and only the answer of {answerer} counts."
-    lines += _section("Who it asks", who)
+    lines += section("Who it asks", who)
 
     message, line = cut_template_in_words(body, body_first_line)
     sends: list[str | list[str]] = [_quote(message) if message.strip() else "An empty message."]
     if line is not None:
         sends.append(f"_The message is cut here; it continues on line {line:,} of the document._")
-    lines += _section("What it sends", *sends)
+    lines += section("What it sends", *sends)
 
     if isinstance(deliver, Mapping):
         where = (
@@ -209,7 +202,7 @@ def _asks_a_person(
         )
     else:
         where = "It waits in the playbook's inbox."
-    lines += _section("Where", where)
+    lines += section("Where", where)
 
     expires = _duration(front_matter.get("expires"), "")
     if output_schema is None:
@@ -218,21 +211,21 @@ def _asks_a_person(
         waits = f"It waits {expires} for an answer. A request nobody answered by then ends unanswered."
     else:
         waits = "The document gives no expiry."
-    lines += _section("How long it waits", waits)
+    lines += section("How long it waits", waits)
 
     if output_schema is None:
         delivered = (
             "once it is delivered" if isinstance(deliver, Mapping) else "as soon as it is in the inbox"
         )
-        lines += _section(
+        lines += section(
             "What answer it expects",
             f"None: it is a notification, which takes no answer and succeeds {delivered}.",
         )
     else:
-        lines += _section("What answer it expects", schema_in_words(output_schema, "An object."))
+        lines += section("What answer it expects", schema_in_words(output_schema, "An object."))
 
     if isinstance(replies, Mapping) or rule is not None:
-        lines += _section("How it reads replies", *_replies(front_matter, answerer, rule, output_schema))
+        lines += section("How it reads replies", *_replies(front_matter, answerer, rule, output_schema))
     return lines
 
 

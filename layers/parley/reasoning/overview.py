@@ -31,6 +31,7 @@ from parley.documents.words import (
     counted,
     mermaid_label,
     one_line,
+    section,
     value_in_words,
 )
 from parley.reasoning.document import ApproveEntry, AskBlock, ReasoningDocument, ToolReference
@@ -44,14 +45,6 @@ _SYSTEM_CLOSE: Final = re.compile(r"\{%-?\s*endsystem\s*-?%\}")
 
 # --------------------------------------------------------------------------------------------------
 # Sections
-
-
-def _section(title: str, *paragraphs: str | list[str]) -> list[str]:
-    lines = [f"**{title}**", ""]
-    for paragraph in paragraphs:
-        lines.extend(paragraph if isinstance(paragraph, list) else [paragraph])
-        lines.append("")
-    return lines
 
 
 def _quote(text: str) -> list[str]:
@@ -114,23 +107,23 @@ def _needs(document: ReasoningDocument) -> list[str]:
     if unlisted:
         lead = "Other fields" if schema is not None else "Fields"
         paragraphs += [f"{lead} the input gets when it leaves them out:", unlisted]
-    return _section("What it needs", *paragraphs)
+    return section("What it needs", *paragraphs)
 
 
 def _produces(document: ReasoningDocument) -> list[str]:
     if document.output_schema is not None:
-        return _section(
+        return section(
             "What it produces",
             "The model's answer is JSON:",
             schema_in_words(document.output_schema, "An object."),
         )
     if document.output_shape is not None:
-        return _section(
+        return section(
             "What it produces",
             f"The model's answer is JSON of the shape {code(document.output_shape)}: "
             f"{shape_sentence(document.output_shape)}.",
         )
-    return _section("What it produces", "Text: the model's answer, as it writes it.")
+    return section("What it produces", "Text: the model's answer, as it writes it.")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -157,9 +150,9 @@ def _diagram(document: ReasoningDocument) -> list[str]:
 def _model(document: ReasoningDocument) -> list[str]:
     said = f"The model {code(str(document.model))} of the provider {code(document.model.provider)} answers."
     if not document.tools:
-        return _section("Which model it uses", said, "The model may call no tools.")
+        return section("Which model it uses", said, "The model may call no tools.")
     tools = [f"- {_tool_words(tool)}" for tool in document.tools]
-    return _section(
+    return section(
         "Which model it uses",
         said,
         "The model may call these tools while it answers:",
@@ -206,7 +199,7 @@ def _asks(ask: AskBlock, approve: tuple[ApproveEntry, ...]) -> list[str]:
         ]
     else:
         paragraphs.append("No tool waits for approval.")
-    return _section("Whom it may ask", *paragraphs)
+    return section("Whom it may ask", *paragraphs)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -344,7 +337,7 @@ def _told(document: ReasoningDocument) -> list[str]:
     paragraphs += ["The message:", quoted] if quoted else ["An empty message."]
     if line is not None:
         paragraphs.append(f"_The message is cut here; it continues on line {line:,} of the document._")
-    return _section("What the model is told", *paragraphs)
+    return section("What the model is told", *paragraphs)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -45,6 +45,7 @@ from parley.documents.words import (
     counted,
     mermaid_label,
     one_line,
+    section,
     series,
     text_in_words,
 )
@@ -580,14 +581,6 @@ def flowchart(data: Mapping[str, Any]) -> str:
 # The overview
 
 
-def _section(title: str, *paragraphs: str | list[str]) -> list[str]:
-    lines = [f"**{title}**", ""]
-    for paragraph in paragraphs:
-        lines.extend(paragraph if isinstance(paragraph, list) else [paragraph])
-        lines.append("")
-    return lines
-
-
 def _schema(part: Any) -> Any:
     return as_mapping(as_mapping(part).get("schema")).get("document")
 
@@ -595,24 +588,24 @@ def _schema(part: Any) -> Any:
 def _needs(data: Mapping[str, Any]) -> list[str]:
     schema = _schema(data.get("input"))
     if schema is None:
-        return _section(
+        return section(
             "What it needs", "The document gives no input schema, so its input may be any JSON object."
         )
-    return _section("What it needs", schema_in_words(schema, "It takes no input fields."))
+    return section("What it needs", schema_in_words(schema, "It takes no input fields."))
 
 
 def _does(data: Mapping[str, Any]) -> list[str]:
     tasks = _walk(data.get("do"), "")
     if not tasks:
-        return _section("What it does", "It has no tasks.")
+        return section("What it does", "It has no tasks.")
     chart = _Chart(as_mapping(data.get("use")))
     text = chart.draw(data.get("do"))
     if len(chart.edges) > MAX_EDGES or len(text) > MAX_TEXT:
-        return _section(
+        return section(
             "What it does",
             f"It has {counted(len(tasks), 'task', 'tasks')}, too many to draw: the document shows them.",
         )
-    return _section(
+    return section(
         "What it does",
         f"Its {counted(len(tasks), 'task', 'tasks')}, from its start to its end:",
         ["```mermaid", text, "```"],
@@ -630,7 +623,7 @@ def _function_words(type_: str) -> str:
 def _calls(data: Mapping[str, Any]) -> list[str]:
     called = called_functions(data)
     if not called:
-        return _section("What it calls", "It calls no function.")
+        return section("What it calls", "It calls no function.")
     lines = []
     for function in called:
         names = [
@@ -641,7 +634,7 @@ def _calls(data: Mapping[str, Any]) -> list[str]:
             f"the task {names[0]}" if len(names) == 1 else f"the tasks {series(list(dict.fromkeys(names)))}"
         )
         lines.append(f"- {_function_words(function.type)} {code(function.name)}, called by {tasks}")
-    return _section("What it calls", lines)
+    return section("What it calls", lines)
 
 
 def write_workflow_overview(data: Mapping[str, Any]) -> str:
@@ -666,7 +659,7 @@ def write_workflow_overview(data: Mapping[str, Any]) -> str:
     lines += _needs(data)
     output_schema = _schema(data.get("output"))
     if output_schema is not None:
-        lines += _section("What it produces", schema_in_words(output_schema, "An object."))
+        lines += section("What it produces", schema_in_words(output_schema, "An object."))
     lines += _does(data)
     lines += _calls(data)
     return "\n".join(lines).rstrip("\n") + "\n"
