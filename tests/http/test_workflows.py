@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from tool_serving import serving_manually
 
 pytestmark = pytest.mark.http
 
+ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = [f"w{n:02d}" for n in range(1, 31)]
 OPERATOR = "\n".join(
     [
@@ -40,33 +42,8 @@ APPROVE = "approve-campaign-brief"
 BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
 UNANSWERED = "https://on.auto/problems/unanswered"
 
-BRIEF_APPROVAL = """\
-document:
-  dsl: '1.0.3'
-  namespace: campaign-review-tutorial
-  name: brief-approval
-  version: '1.0.0'
-  summary: Asks the campaign's owner to approve a review, and asks for a revision when nobody answered.
-input:
-  schema:
-    document:
-      type: object
-      required: [owner, review]
-do:
-  - approval:
-      try:
-        - ask:
-            call: run_definition
-            with:
-              type: interaction
-              name: approve-campaign-brief
-              input: '${ $data }'
-      catch:
-        errors:
-          with: { type: https://on.auto/problems/unanswered, kind: expired }
-        do:
-          - unanswered: { set: { verdict: revise, note: No answer within two days } }
-"""
+#: The format page's first example, as examples/ ships it (with the input's fields typed).
+BRIEF_APPROVAL = (ROOT / "examples" / "definitions" / "brief-approval.yaml").read_text(encoding="utf-8")
 
 #: Asks, then routes on the verdict: a revision raises an error nothing catches.
 ASK_AND_ROUTE = """\
@@ -395,8 +372,10 @@ def test_a_document_with_problems_names_line_column_and_pointer(playbook: Playbo
     reply = playbook.post("/definitions/workflow", {"name": "broken", "source": source})
     body = problem(reply, 422, "invalid_input")
     assert body["errors"][0]["pointer"] == "/source"
-    assert body["errors"][0]["detail"].startswith("Line 20, column ")
-    assert "/do/0/approval/try/0/ask/with/input" in body["errors"][0]["detail"]
+    assert body["errors"][0]["detail"] == (
+        "Line 23, column 32, /do/0/approval/try/0/ask/with/input: The expression does not parse: "
+        "Unexpected end of expression"
+    )
 
     refused = (
         "document: { dsl: '1.0.3', namespace: a, name: b, version: '1.0.0' }\n"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from unit.workflow.examples import BRIEF_APPROVAL, REVIEW_AND_APPROVE
 
 from parley.workflow.overview import (
     MAX_LABEL,
@@ -25,70 +26,6 @@ from parley.workflow.overview import (
 )
 
 ROOT = Path(__file__).resolve().parents[3]
-
-#: The page's first example ("A workflow document").
-BRIEF_APPROVAL = """\
-document:
-  dsl: '1.0.3'
-  namespace: campaign-review-tutorial
-  name: brief-approval
-  version: '1.0.0'
-  summary: Asks the campaign's owner to approve a review, and asks for a revision when nobody answered.
-input:
-  schema:
-    document:
-      type: object
-      required: [owner, review]
-do:
-  - approval:
-      try:
-        - ask:
-            call: run_definition
-            with:
-              type: interaction
-              name: approve-campaign-brief
-              input: '${ $data }'
-      catch:
-        errors:
-          with: { type: https://on.auto/problems/unanswered, kind: expired }
-        do:
-          - unanswered: { set: { verdict: revise, note: No answer within two days } }
-"""
-
-#: The page's second example.
-REVIEW_AND_APPROVE = """\
-document: { dsl: '1.0.3', namespace: campaigns, name: review-and-approve, version: '1.0.0' }
-use:
-  retries:
-    patient: { delay: { seconds: 5 }, backoff: { exponential: {} }, limit: { attempt: { count: 3 } } }
-do:
-  - review:
-      try:
-        - run-review:
-            call: run_definition
-            with: { type: reasoning, name: review-brief, input: { brief: '${ $data.brief }' } }
-      catch:
-        errors: { with: { status: 503 } }
-        retry: patient
-      output:
-        as: '${ $merge([$input, { "review": $data }]) }'
-  - approval:
-      call: run_definition
-      with:
-        type: interaction
-        name: approve-campaign-brief
-        input: { owner: '${ $data.owner }', review: '${ $data.review }' }
-      output:
-        as: '${ $merge([$input, { "decision": $data }]) }'
-  - route:
-      switch:
-        - revise: { when: '${ $data.decision.verdict = "revise" }', then: stop }
-        - otherwise: { then: continue }
-  - done: { set: { approved: true, review: '${ $data.review }' }, then: end }
-  - stop:
-      raise:
-        error: { type: https://example.com/errors/revision-asked, status: 422, title: Revision asked }
-"""
 
 #: A document with every kind of task, and every way a task leaves.
 EVERY_KIND = """\
