@@ -17,10 +17,15 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 
 
-def try_it_blocks() -> list[str]:
+def shell_blocks(heading: str, until: str) -> list[str]:
+    """The ``sh`` blocks of the README from ``heading`` to the next line starting with ``until``."""
     text = README.read_text(encoding="utf-8")
-    section = text.split("### Try it", 1)[1].split("\n### ", 1)[0]
+    section = text.split(heading, 1)[1].split("\n" + until, 1)[0]
     return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+
+
+def try_it_blocks() -> list[str]:
+    return shell_blocks("### Try it", "### ")
 
 
 def test_try_it_has_commands_to_run() -> None:
@@ -29,10 +34,12 @@ def test_try_it_has_commands_to_run() -> None:
     assert all("127.0.0.1:8000" in block for block in blocks)
 
 
-def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) -> None:
+def run_blocks(blocks: list[str], log: Path) -> list[str]:
+    """Each block's output, run in bash against a fresh server with the example configuration; every
+    block must succeed and print no problem."""
     outputs = []
-    with serving_manually(ROOT / "examples" / "operator.yaml", tmp_path / "serve.log") as url:
-        for block in try_it_blocks():
+    with serving_manually(ROOT / "examples" / "operator.yaml", log) as url:
+        for block in blocks:
             script = block.replace("http://127.0.0.1:8000", url)
             done = subprocess.run(
                 ["bash", "-euo", "pipefail", "-c", script],
@@ -44,6 +51,11 @@ def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) ->
             assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
             assert "problems/" not in done.stdout, f"{script}\n{done.stdout}"
             outputs.append(done.stdout)
+    return outputs
+
+
+def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) -> None:
+    outputs = run_blocks(try_it_blocks(), tmp_path / "serve.log")
     saved, run = outputs[0], outputs[-1]
     assert "approve-campaign-brief" in saved or "Asks" in saved
     assert re.search(r'"status":\s*"succeeded"', run), run
@@ -51,27 +63,12 @@ def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) ->
 
 
 def workflow_blocks() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text.split("### A workflow:", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    return shell_blocks("### A workflow:", "## ")
 
 
 def test_the_workflow_walk_through_works_after_try_it(tmp_path: Path) -> None:
     """The workflow section's blocks, after Try it's first (which saves ``approve-campaign-brief``)."""
-    outputs = []
-    with serving_manually(ROOT / "examples" / "operator.yaml", tmp_path / "serve.log") as url:
-        for block in [try_it_blocks()[0], *workflow_blocks()]:
-            script = block.replace("http://127.0.0.1:8000", url)
-            done = subprocess.run(
-                ["bash", "-euo", "pipefail", "-c", script],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
-            assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
-            assert "problems/" not in done.stdout, f"{script}\n{done.stdout}"
-            outputs.append(done.stdout)
+    outputs = run_blocks([try_it_blocks()[0], *workflow_blocks()], tmp_path / "serve.log")
     answered, expired = outputs[1], outputs[2]
     assert "```mermaid" in answered and '"parent"' in answered
     assert re.search(r'"status":\s*"succeeded"', answered) and "Ship it" in answered
