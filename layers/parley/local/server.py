@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any, Final, Literal
@@ -156,25 +157,26 @@ class LocalServer:
 
     def _revive(self) -> None:
         """Start again the execution of every open request the data folder kept (the old ones died with
-        the process); each parks on a new token, so answers, expiries and cancels end their waits."""
+        the process), each parked on a new token, so answers, expiries and cancels end their waits; then
+        every started workflow run's, whose machine meets the runs it called again by their ids."""
         from parley.runs.service import run_service
 
         runs = run_service(self.runtime)
-        assert self.data is not None
-        for playbook, request in self.data.open_requests():
-            try:
-                with self.lock:
-                    runs.start_waiting(playbook, request)
-            except Exception:  # one request that cannot wait again does not stop the others
-                LOG.exception("the open request of run %s could not wait again", request.run_id)
-        self._settle()
         workflows: Any = runs.kind("workflow")
-        for playbook, run in self.data.started_workflows():
+        assert self.data is not None
+        waiting = self.data.open_requests()
+        self._each([(partial(runs.start_waiting, p, r), r.run_id) for p, r in waiting], "run %s cannot wait")
+        started = self.data.started_workflows()
+        self._each([(partial(workflows.rearm, p, r), r.run_id) for p, r in started], "run %s cannot go on")
+
+    def _each(self, revivals: list[tuple[Callable[[], Any], str]], failure: str) -> None:
+        """Each revival under the server's lock (one that fails does not stop the others), then settle."""
+        for revive, run_id in revivals:
             try:
                 with self.lock:
-                    workflows.rearm(playbook, run)
-            except Exception:  # one run that cannot go on does not stop the others
-                LOG.exception("the workflow run %s could not go on", run.run_id)
+                    revive()
+            except Exception:
+                LOG.exception(failure, run_id)
         self._settle()
 
     def close(self) -> None:
