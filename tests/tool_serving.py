@@ -25,6 +25,17 @@ WRITER = {"Authorization": "Bearer dev-token", "Content-Type": "application/json
 BASE = "/v1/orgs/acme/playbooks/campaigns"
 
 
+def writer_and_viewer(playbooks: list[str], *extra: str) -> str:
+    """An operator configuration: ``dev-token`` writes and ``viewer-token`` reads each playbook of acme
+    in ``playbooks`` (one per test, so that tests sharing a server count no one else's requests), then
+    the ``extra`` lines."""
+    lines = ["principals:"]
+    for principal, role in (("dev", "write"), ("viewer", "read")):
+        lines += [f"  - id: {principal}", f"    token: {principal}-token", "    grants:"]
+        lines += [f"      - {{ org: acme, playbook: {p}, role: {role} }}" for p in playbooks]
+    return "\n".join([*lines, *extra, ""])
+
+
 @dataclass
 class Served:
     url: str

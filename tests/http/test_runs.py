@@ -20,27 +20,12 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import serving_manually
+from tool_serving import serving_manually, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
 PLAYBOOKS = [f"p{n:02d}" for n in range(1, 41)]
-OPERATOR = "\n".join(
-    [
-        "principals:",
-        "  - id: dev",
-        "    token: dev-token",
-        "    grants:",
-        *[f"      - {{ org: acme, playbook: {p}, role: write }}" for p in PLAYBOOKS],
-        "  - id: viewer",
-        "    token: viewer-token",
-        "    grants:",
-        *[f"      - {{ org: acme, playbook: {p}, role: read }}" for p in PLAYBOOKS],
-        "limits:",
-        "  interaction_open_requests: 5",
-        "",
-    ]
-)
+OPERATOR = writer_and_viewer(PLAYBOOKS, "limits:", "  interaction_open_requests: 5")
 WRITER = {"Authorization": "Bearer dev-token"}
 READER = {"Authorization": "Bearer viewer-token"}
 READY_WITHIN = 20.0

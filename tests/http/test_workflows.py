@@ -16,26 +16,13 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import serving_manually
+from tool_serving import serving_manually, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = [f"w{n:02d}" for n in range(1, 31)]
-OPERATOR = "\n".join(
-    [
-        "principals:",
-        "  - id: dev",
-        "    token: dev-token",
-        "    grants:",
-        *[f"      - {{ org: acme, playbook: {p}, role: write }}" for p in PLAYBOOKS],
-        "  - id: viewer",
-        "    token: viewer-token",
-        "    grants:",
-        *[f"      - {{ org: acme, playbook: {p}, role: read }}" for p in PLAYBOOKS],
-        "",
-    ]
-)
+OPERATOR = writer_and_viewer(PLAYBOOKS)
 WRITER = {"Authorization": "Bearer dev-token"}
 READER = {"Authorization": "Bearer viewer-token"}
 APPROVE = "approve-campaign-brief"
