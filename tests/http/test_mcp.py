@@ -228,6 +228,49 @@ def test_create_run_list_and_answer_a_request_end_to_end(served: Served) -> None
     assert got == created.structured_content
 
 
+def test_a_workflow_is_saved_run_and_its_call_answered_over_mcp(served: Served) -> None:
+    workflow = (
+        "document: { dsl: '1.0.3', namespace: t, name: ask-in-a-workflow, version: '1.0.0' }\n"
+        "do:\n"
+        "  - ask:\n"
+        "      call: run_definition\n"
+        "      with: { type: interaction, name: ask-for-workflow, input: { to: maria@example.com } }\n"
+    )
+
+    async def scenario() -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        async with connected(served.url + BASE + "/mcp") as client:
+            await client.call_tool(
+                "create_definition", {"type": "interaction", "name": "ask-for-workflow", "source": ASK_SOURCE}
+            )
+            found["created"] = await client.call_tool(
+                "create_definition", {"type": "workflow", "name": "ask-in-a-workflow", "source": workflow}
+            )
+            found["started"] = await client.call_tool(
+                "run_definition", {"type": "workflow", "name": "ask-in-a-workflow", "input": {}}
+            )
+            listed = await client.call_tool("list_interactions", {"function": "ask-for-workflow"})
+            (request,) = listed.structured_content["interactions"]
+            found["child"] = await client.call_tool("get_run", {"run_id": request["run_id"]})
+            await client.call_tool(
+                "answer_interaction", {"run_id": request["run_id"], "answer": {"ok": True}}
+            )
+            found["run"] = await client.call_tool(
+                "get_run", {"run_id": found["started"].structured_content["run_id"]}
+            )
+        return found
+
+    found = run(scenario)
+    created = found["created"].structured_content
+    assert created["type"] == "workflow" and created["state_machine"]["QueryLanguage"] == "JSONata"
+    started = found["started"].structured_content
+    assert started["status"] == "started"
+    assert "waits for the runs it calls" in texts(found["started"])[0]
+    assert found["child"].structured_content["parent"] == {"run_id": started["run_id"], "task": "/do/0/ask"}
+    assert found["run"].structured_content["status"] == "succeeded"
+    assert found["run"].structured_content["output"] == {"ok": True}
+
+
 def test_results_equal_the_http_bodies_on_either_endpoint(served: Served) -> None:
     async def calls() -> list[Any]:
         async with connected(served.url + "/mcp", READER) as client:

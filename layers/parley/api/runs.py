@@ -52,6 +52,11 @@ def _ran(services: Services, call: Call, body: dict[str, Any]) -> str:
     if body.get("status") == "started":
         if body.get("type") == "interaction":
             return f"{named} started and waits for its request's answer (list_interactions shows it)."
+        if body.get("type") == "workflow":
+            return (
+                f"{named} started and waits for the runs it calls (their requests are in "
+                "list_interactions; get_run of each shows its parent); get_run shows how it ends."
+            )
         return f"{named} started and goes on by itself; get_run shows how it ends."
     return f"{named} is {body.get('status')}."
 
