@@ -55,7 +55,7 @@ tool_servers:
     url: {tools.url}
     orgs: [acme]
     playbooks: [campaigns]
-    allowed: [post_message, thread_replies, whoami, write_fails, slow, repeat]
+    allowed: [post_message, thread_replies, whoami, write_fails, read_fails, slow, repeat]
     headers: {{ Authorization: "Bearer {CREDENTIAL}" }}
   - name: globex-chat
     url: {tools.url}

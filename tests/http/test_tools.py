@@ -20,7 +20,7 @@ def test_search_introspect_execute_and_the_history(served: Served, http: httpx.C
     servers = {entry["server"]: entry for entry in found.json()["servers"]}
     assert list(servers) == ["chat", "gone"]
     assert {tool["tool"] for tool in servers["chat"]["tools"]} == {
-        "post_message", "thread_replies", "whoami", "write_fails", "slow", "repeat",
+        "post_message", "thread_replies", "whoami", "write_fails", "read_fails", "slow", "repeat",
     }  # fmt: skip
     assert servers["gone"]["because"] == "unreachable"
 
