@@ -196,8 +196,9 @@ def delay_seconds_text(retry: Mapping[str, Any], number: str, place: Place) -> s
 
 
 def raised_error(error: Mapping[str, Any], reference: str, place: Place) -> tuple[str | None, str]:
-    """What a Fail state's ``Cause`` is for a ``raise`` of ``error``: the error as JSON text when every
-    field is written out (first), else ``None`` and JSONata text giving that JSON (second)."""
+    """The error a ``raise`` of ``error`` raises: the error as JSON text when every field is written out
+    (first; a Fail state's written ``Cause``), else ``None``; and JSONata text giving the error as an
+    object (second; in a Fail's ``Cause`` as ``$string(…)``, or kept for the end outside any ``try``)."""
     fields: dict[str, Any] = {}
     for name in ERROR_FIELDS:
         if error.get(name) is not None:
@@ -210,7 +211,7 @@ def raised_error(error: Mapping[str, Any], reference: str, place: Place) -> tupl
             if name in fields:
                 value = fields[name]
                 shown[name] = canonical_type(str(value)) if name == "type" else value
-        return literal_cause(shown), ""
+        return literal_cause(shown), literal(shown)
     members: list[str] = []
     for name in ERROR_FIELDS:
         if name not in fields:
@@ -219,7 +220,7 @@ def raised_error(error: Mapping[str, Any], reference: str, place: Place) -> tupl
         if name == "type":
             text = canonical_type_text(text)
         members.append(f"{literal(name)}: {text}")
-    return None, "$string({" + ", ".join(members) + "})"
+    return None, "{" + ", ".join(members) + "}"
 
 
 def literal_cause(error: Mapping[str, Any]) -> str:

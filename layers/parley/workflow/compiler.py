@@ -11,15 +11,33 @@ again. It compiles ``call: run_definition``, ``set``, ``do``, ``switch``, ``try`
 yet: :func:`not_yet_compiled` lists what such a document uses, and :func:`compile_workflow` raises
 :class:`NotCompiled`.
 
+**What a run costs.** Step Functions bills each state a run enters, so the machine has no state that
+does no work: a state that would only hand its input on is left out wherever the state before it can
+name the one after it, and one state may then stand for several tasks (:mod:`parley.workflow.states`
+says how the history reads them back). The brief-approval workflow answered enters two states (its
+call, the end); expired and caught, three (the call, the catch's decision giving the recovery's value,
+the end).
+
 **The machine.** ``#start`` (Pass) assigns what every expression reads: ``$workflow`` (``id``,
-``input``, ``startedAt``), ``$runtime``, and the run key ``$run`` and ``$depth`` for calls. ``#flow``, a
-Parallel of one branch, holds every task; its Catch (``States.ALL``) takes any error nothing else took.
-``#end`` tells the workflow entry how the run ended (``{"action": "end", "run", "output"}`` or ``…,
-"error"}``; retried, it is idempotent; its output, the execution's, is that ``{"output"}`` or
-``{"error"}``) and ``#finish`` succeeds: the execution succeeds whatever the run's ending. The branch
-starts with ``#input`` where the document has ``input.from`` (or exports: ``$context`` starts there)
-and ends with ``#output`` where it has ``output.as``. States nothing reaches (a task after ``then:
+``input``, ``startedAt``), ``$runtime``, the run key ``$run`` and ``$depth`` for calls, ``$context`` as
+``{}`` where the document exports, and ``$uncaught`` (``null``); its output is the run's input after the
+document's ``input.from``. Where the first task's state is a Pass or a Task that nothing enters again,
+``#start`` is folded into it: that state's expressions read the execution's input themselves (each in a
+block binding what ``#start`` would have assigned), and it assigns those variables too (its ``Catch``
+es as well: a state that fails assigns nothing of its own). The tasks follow at the machine's top level;
+``#output`` applies the document's ``output.as``; ``#end`` tells the workflow entry how the run ended
+(``{"action": "end", "run", "output"}``, or ``…, "error"}`` when ``$uncaught`` holds an error; retried,
+it is idempotent; its output, the execution's, is that ``{"output"}`` or ``{"error"}``) and ends the
+execution, which succeeds whatever the run's ending. States nothing reaches (a task after ``then:
 end``) are left out: Step Functions refuses them.
+
+**An error nothing catches.** Outside any ``try``, every Task has a ``Catch`` (``States.ALL``) that keeps
+the error, as a workflow error, in ``$uncaught`` and goes to ``#end``; a ``raise`` is a Pass that does
+the same with its error, as is a ``catch`` that does not take its ``try``'s error. A Pass or a Choice
+outside any ``try`` whose expression fails makes the execution fail with
+``States.QueryEvaluationError`` (a Pass or a Choice has no ``Catch``): the runtime ends such a run from
+the execution's failure (the entry's ``ended`` action), as the ``expression`` error. So do the errors
+Step Functions does not let a Catch take (``States.Runtime``, ``States.DataLimitExceeded``).
 
 **How each task compiles** (``R`` its reference; the states are named as :mod:`parley.workflow.states`
 says, with their roles):
@@ -27,45 +45,53 @@ says, with their roles):
 - ``set``: a Pass ``R`` whose ``Output`` is the value (``output.as`` applied), whose ``Assign`` is the
   export. ``call``: a Task ``R`` on ``lambda:invoke.waitForTaskToken`` of the workflow entry (the payload
   of :mod:`parley.workflow.engine`; Lambda's own failures retried), its output ``$states.result.output``.
-  ``raise``: a Fail ``R`` with the error as its ``Cause`` (``instance`` the task's reference unless
-  written). Where the ``Output`` reads ``$context`` and the task exports, the export moves to a Pass
-  ``R#export`` (Step Functions may evaluate ``Output`` after ``Assign``: a state never reads what it
-  assigns).
+  ``raise``: inside a ``try``, a Fail ``R`` with the error as its ``Cause`` (``instance`` the task's
+  reference unless written); outside any, the Pass above. Where the ``Output`` reads ``$context`` and the
+  task exports, the export moves to a Pass ``R#export`` (Step Functions may evaluate ``Output`` after
+  ``Assign``: a state never reads what it assigns).
 - ``switch``: a Choice ``R``, one rule per case with ``when``, the case without ``when`` its
   ``Default`` (none: the next task); its output is its input. With ``output.as`` or ``export.as``,
   every rule shapes (a last rule that always holds stands for the default).
-- ``do``: a Pass ``R`` (``input.from``), the list, a Pass ``R#done`` (``output.as``, ``export.as``).
-- ``try``: a Parallel of one branch holding the ``try`` list (``R``, or ``R#try`` after a Pass ``R``
-  that starts the retry's count, keeps the input and applies ``input.from``); its Catch keeps the error
-  (as a workflow error, in a variable) and leads to the Choice ``R#catch`` (whether ``errors.with``,
-  ``when`` and ``exceptWhen`` take it, and whether the retry runs the list again), or straight to the
-  recovery when the catch takes every error and has no retry. Not taken: the Fail ``R#raise`` raises it
-  again. Retried: the Wait ``R#retry`` for the delay (its input ``{attempt, delay, data}``; it counts),
-  then the Parallel again. Taken: ``catch.do`` (its input the task's data), or the task hands its data
-  on. Every way ends in the Pass ``R#done`` (``output.as``, ``export.as``).
+- ``do``: its list; a Pass ``R`` before it only where the task has ``input.from``, keeps its input for
+  ``output.as``/``export.as``, or its list is empty or goes back to its first task; a Pass ``R#done``
+  after it only where the task has ``output.as`` or ``export.as``.
+- ``try``: its list as one Task where the list is one ``call`` (no ``if``, no ``export`` that must move,
+  no ``then`` but ``continue`` and ``exit``), the ``try``'s Catch on that Task; else a Parallel of one
+  branch holding the list (``R``, or ``R#try``). A Pass ``R`` before it where the ``try`` starts the
+  retry's count, keeps its input or applies ``input.from``. The Catch keeps the error (as a workflow
+  error, in a variable) and leads to the Choice ``R#catch`` (whether ``errors.with``, ``when`` and
+  ``exceptWhen`` take it, and whether the retry runs the list again), or straight to the recovery when
+  the catch takes every error and has no retry. Not taken: ``R#raise`` raises it again. Retried: the
+  Wait ``R#retry`` for the delay (its input ``{attempt, delay, data}``; it counts), then the Task or
+  Parallel again. Taken: ``catch.do`` (its input the task's data), or the task hands its data on; where
+  ``catch.do`` begins with a ``set`` (no ``if``, nothing going back to it), that set is ``R#catch``'s
+  last rule (a rule has ``Output`` and ``Assign``), so that taking the error gives the recovery's value.
+  ``R#done`` (``output.as``, ``export.as``) only where the task has them.
 - ``retry``: ``limit.attempt.count`` retries at most (none: no limit but the run's), a failed attempt
   that lasted longer than ``limit.attempt.duration`` is not retried, nor one after ``limit.duration``
   since the first attempt began.
-- ``if``: a Choice ``R#if`` before the task: held, the task; not held, the Pass ``R#skip`` hands the
-  input on to the next task (``then`` is not followed).
+- ``if``: a Choice ``R#if`` before the task: held, the task; not held, the next task (``then`` is not
+  followed; the Choice's way out tells the task skipped).
 - ``then``: the ``Next`` of the task's last state: ``continue`` the next task (or what follows the
   list), ``exit`` what follows the list, a sibling its first state, ``end`` the end of the run (inside a
   ``try``, the branch ends telling so, and the Parallel's Choice ``R#ended`` goes on ending).
 
+Where a task ends without a state of its own, the states that go on past it complete it
+(:attr:`~parley.workflow.states.TaskState.completes`, or a Choice's ways); where that cannot be told
+apart (a Catch going there, or a Choice going to one state on two ways that mean different things) the
+task keeps its Pass ``R#done``.
+
 **Variables.** Step Functions gives a Parallel's branch the variables of the scopes around it to read,
-never to assign. So ``$context`` lives in one variable per scope (``context_0`` in ``#flow``'s branch;
-a ``try`` whose list exports has its own, started from the one around it in ``R#begin`` and handed back
+never to assign. So ``$context`` lives in one variable per scope (``context_0`` at the top level; a
+``try`` whose list exports has its own, started from the one around it in ``R#begin`` and handed back
 with the branch's output); a ``try``'s error, retry count and a task's kept input are variables named by
-the scope and the list's depth (``error_1_2``), which no scope around assigns. A ``try`` list that fails
-leaves ``$context`` as it was before the ``try``.
+the scope and the list's depth (``error_1_2``), which no scope around assigns; ``$uncaught`` is assigned
+at the top level only. A ``try`` list that fails leaves ``$context`` as it was before the ``try``.
 
 **A call's attempt** (``engine``: the same attempt for a step Step Functions performs again, another
 for each time a retry runs the ``try`` again): the counts of the retries around it, outermost first,
 joined with ``.`` (``"0"`` without one); where a ``then`` can run the task again (a sibling before it),
 also ``@`` and the time its state was entered.
-
-**Errors Step Functions does not let a Catch take** (``States.Runtime``, ``States.DataLimitExceeded``)
-fail the execution without ``#end``: the runtime reads such an execution's failure as the run's.
 """
 
 from __future__ import annotations
@@ -102,7 +128,7 @@ from parley.workflow.compile_expressions import (
 from parley.workflow.compile_expressions import (
     field as template_field,
 )
-from parley.workflow.states import DOCUMENT, Role, TaskState, state_name
+from parley.workflow.states import DOCUMENT, Role, TaskRoles, TaskState, state_name
 
 __all__ = [
     "COMPILED_TASKS",
@@ -297,7 +323,7 @@ def _shaping(task: Mapping[str, Any], section: str, key: str) -> Any:
 
 @dataclass(frozen=True)
 class _Site:
-    """Where a task list is compiled: its scope (Parallel branches around it; 0 in ``#flow``), its depth
+    """Where a task list is compiled: its scope (Parallel branches around it; 0 outside any), its depth
     (lists around it), ``$context`` there (JSONata text) and the variable an export assigns, the target
     of ``then: end``, the retry counts around it (variables, outermost first), whether a ``then`` can
     run its tasks again, and the catch variables it may read (DSL name → variable)."""
@@ -316,6 +342,35 @@ class _Site:
 
 
 _Branch = dict[str, dict[str, Any]]
+#: The tasks taking one way out of a state tells, in order.
+_Told = tuple[TaskRoles, ...]
+#: The target of a state going to a task's end that has no state of its own (a key of ``_Compiler.dones``).
+_DONE: Final = "\x00done:"
+#: While compiling, what taking a Choice's rule (or its Default) tells; removed when its branch closes.
+_TOLD: Final = "\x00told"
+_TOLD_DEFAULT: Final = "\x00told-default"
+#: The variable the end reads an error nothing caught from.
+UNCAUGHT: Final = "uncaught"
+_COMPLETED: Final[frozenset[Role]] = frozenset({"completed"})
+#: ``$workflow``, from the execution's input.
+_WORKFLOW: Final = (
+    '{"id": $states.input.run.run_id, "input": $states.input.input, '
+    '"startedAt": $states.context.Execution.StartTime}'
+)
+_RUNTIME: Final = MappingProxyType({"name": "parley", "version": parley.__version__})
+_STATES_INPUT: Final = re.compile(r"\$states\.input\b")
+#: The fields a state's JSON shows last, in this order.
+_LAST: Final = ("Retry", "Catch", "Next", "End")
+
+
+@dataclass
+class _Done:
+    """Where a task ends without a state of its own: going to ``target`` completes it. ``state`` is the
+    Pass ``R#done`` made for it where a Catch or a Choice must name a state of its own."""
+
+    reference: str
+    target: str
+    state: str | None = None
 
 
 class _Compiler:
@@ -326,6 +381,12 @@ class _Compiler:
         self.use_retries: Mapping[str, Any] = use.get("retries") or {}
         self.known_cuts = cut_names
         self.cut_names: dict[str, str] = {}
+        self.own: dict[str, tuple[str, frozenset[Role]]] = {}
+        self.starts: dict[str, list[str]] = {}
+        self.completes: dict[str, list[str]] = {}
+        self.ways: dict[str, dict[str, _Told]] = {}
+        self.dones: dict[str, _Done] = {}
+        self.ending: set[str] = set()
         self.roles: dict[str, TaskState] = {}
 
     # -- names and states -------------------------------------------------------------------------------
@@ -337,107 +398,88 @@ class _Compiler:
         return name
 
     def add(self, branch: _Branch, name: str, state: dict[str, Any], reference: str, *roles: Role) -> None:
-        if name in self.roles:
+        if name in self.own:
             raise AssertionError(f"two states named {name!r}")
         branch[name] = state
-        self.roles[name] = TaskState(reference, frozenset(roles))
+        self.own[name] = (reference, frozenset(roles))
+
+    def task_state(self, name: str) -> TaskState:
+        reference, roles = self.own[name]
+        return TaskState(
+            reference,
+            roles,
+            starts=tuple(self.starts.get(name, ())),
+            completes=tuple(self.completes.get(name, ())),
+            ways=tuple(self.ways.get(name, {}).items()),
+        )
 
     def first_state(self, reference: str, task: Mapping[str, Any]) -> str:
-        return self.name(reference, "if") if "if" in task else self.name(reference)
+        """The state a task begins with (its ``if``, else :meth:`body_state`)."""
+        return self.name(reference, "if") if "if" in task else self.body_state(reference, task)
+
+    def body_state(self, reference: str, task: Mapping[str, Any]) -> str:
+        """The state a task's work begins with: its own, or the first of its list where it has none."""
+        kind = task_kind(task)
+        if kind == "do" and not self.do_entry(task):
+            _name, inner_reference, inner = next(_entries(task.get("do"), f"{reference}/do"))
+            return self.first_state(inner_reference, inner)
+        if kind == "try" and not self.try_entry(task):
+            single = self.single_call(reference, task)
+            if single is not None:
+                return self.name(single[1])
+        return self.name(reference)
+
+    def do_entry(self, task: Mapping[str, Any]) -> bool:
+        """Whether a ``do`` needs a Pass of its own before its list."""
+        entries = list(_entries(task.get("do"), ""))
+        return (
+            _shaping(task, "input", "from") is not None
+            or _reads_own(task, ("do",))
+            or not entries
+            or any(str(then) == entries[0][0] for _, _, inner in entries for then in _thens(inner))
+        )
+
+    def try_entry(self, task: Mapping[str, Any]) -> bool:
+        """Whether a ``try`` needs a Pass of its own first (the retry's count, its kept input,
+        ``input.from``)."""
+        return (
+            self.retry_of(mapping(task.get("catch"))) is not None
+            or _reads_own(task, ("try",))
+            or _shaping(task, "input", "from") is not None
+        )
+
+    def retry_of(self, catch: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        retry = catch.get("retry")
+        if isinstance(retry, str):
+            retry = self.use_retries.get(retry)
+        return retry if isinstance(retry, Mapping) else None
+
+    def single_call(
+        self, reference: str, task: Mapping[str, Any]
+    ) -> tuple[str, str, Mapping[str, Any]] | None:
+        """The one call a ``try``'s list is, where it needs no Parallel: ``(name, reference, task)``."""
+        entries = list(_entries(task.get("try"), f"{reference}/try"))
+        if len(entries) != 1 or len(task.get("try") or []) != 1:
+            return None
+        name, inner_reference, inner = entries[0]
+        if task_kind(inner) != "call" or "if" in inner or inner.get("then") not in (None, "continue", "exit"):
+            return None
+        if _shaping(inner, "export", "as") is not None and _reads(_shaping(inner, "output", "as"), "context"):
+            return None  # its export moves to a Pass of its own
+        return name, inner_reference, inner
 
     # -- the machine ----------------------------------------------------------------------------------
 
     def machine(self) -> dict[str, Any]:
-        start, flow = self.name(DOCUMENT, "start"), self.name(DOCUMENT, "flow")
-        end, finish = self.name(DOCUMENT, "end"), self.name(DOCUMENT, "finish")
-        states: _Branch = {}
-        workflow = (
-            '{"id": $states.input.run.run_id, "input": $states.input.input, '
-            '"startedAt": $states.context.Execution.StartTime}'
+        start, end, output = (
+            self.name(DOCUMENT, "start"),
+            self.name(DOCUMENT, "end"),
+            self.name(DOCUMENT, "output"),
         )
-        self.add(
-            states,
-            start,
-            {
-                "Type": "Pass",
-                "Assign": {
-                    "workflow": template(workflow),
-                    "runtime": {"name": "parley", "version": parley.__version__},
-                    "run": template("$states.input.run"),
-                    "depth": template("$states.input.depth"),
-                },
-                "Output": template("$states.input.input"),
-                "Next": flow,
-            },
-            DOCUMENT,
-            "start",
-        )
-        branch, first = self.flow_branch()
-        self.add(
-            states,
-            flow,
-            {
-                "Type": "Parallel",
-                "Branches": [{"StartAt": first, "States": branch}],
-                "Output": template('{"output": $states.result[0]}'),
-                "Catch": [
-                    {
-                        "ErrorEquals": [_ALL],
-                        "Output": template('{"error": ' + caught_error("/do", self.known_cuts) + "}"),
-                        "Next": end,
-                    }
-                ],
-                "Next": end,
-            },
-            DOCUMENT,
-            "flow",
-        )
-        self.add(
-            states,
-            end,
-            {
-                "Type": "Task",
-                "Resource": engine.INVOKE_RESOURCE,
-                "Arguments": {
-                    "FunctionName": engine.ENTRY_FUNCTION,
-                    "Payload": template(
-                        f'$merge([{{"action": {literal(engine.END_ACTION)}, "run": $run}}, $states.input])'
-                    ),
-                },
-                "Retry": [
-                    {
-                        "ErrorEquals": list(LAMBDA_ERRORS),
-                        "IntervalSeconds": 1,
-                        "MaxAttempts": 6,
-                        "BackoffRate": 2,
-                        "JitterStrategy": "FULL",
-                    },
-                    {"ErrorEquals": [_ALL], "IntervalSeconds": 2, "MaxAttempts": 5, "BackoffRate": 2},
-                ],
-                "Output": template("$states.input"),
-                "Next": finish,
-            },
-            DOCUMENT,
-            "end",
-        )
-        self.add(states, finish, {"Type": "Succeed"}, DOCUMENT, "finish")
-        document = mapping(self.data.get("document"))
-        _prune(states, start)
-        kept = set(_names(states))
-        self.roles = {name: role for name, role in self.roles.items() if name in kept}
-        comment = f"Parley workflow {document.get('namespace', '')}/{document.get('name', '')}"
-        if document.get("version"):
-            comment += f" {document['version']}"
-        return {"Comment": comment, "QueryLanguage": "JSONata", "StartAt": start, "States": states}
-
-    def flow_branch(self) -> tuple[_Branch, str]:
-        """``#flow``'s branch: ``#input``, the document's tasks, ``#output``."""
-        branch: _Branch = {}
-        exports = _exports(self.data.get("do"))
-        context_var = "context_0" if exports else None
+        items = self.data.get("do")
+        context_var = "context_0" if _exports(items) else None
         output_as = _shaping(self.data, "output", "as")
-        terminal = self.name(DOCUMENT, "output")
-        after = terminal if output_as is not None else _END
+        after = output if output_as is not None else end
         site = _Site(
             scope=0,
             depth=0,
@@ -445,55 +487,223 @@ class _Compiler:
             context_var=context_var,
             end=after,
         )
-        input_from = _shaping(self.data, "input", "from")
-        entry: str | None = None
-        if input_from is not None or context_var:
-            entry = self.name(DOCUMENT, "input")
-        first = self.task_list(self.data.get("do"), "/do", site, after, branch)
-        if entry is not None:
-            state: dict[str, Any] = {"Type": "Pass"}
-            if input_from is not None:
-                place = Place({"input": "$states.input", "data": "$states.input", "context": "{}"})
-                state["Output"] = template(shaping_text(input_from, place))
-            if context_var:
-                state["Assign"] = {context_var: {}}
-            state["Next"] = first
-            self.add(branch, entry, state, DOCUMENT, "part")
-            branch = {entry: branch.pop(entry), **branch}
-            first = entry
+        states: _Branch = {}
+        first = self.task_list(items, "/do", site, after, states)
         if output_as is not None:
             place = Place({"input": "$workflow.input", "data": "$states.input", "context": site.context})
             self.add(
-                branch,
-                terminal,
-                {"Type": "Pass", "Output": template(shaping_text(output_as, place)), "End": True},
+                states,
+                output,
+                {"Type": "Pass", "Output": template(shaping_text(output_as, place)), "Next": end},
                 DOCUMENT,
                 "part",
             )
-        self.finish_branch(branch, terminal, DOCUMENT)
-        return branch, first
+        self.add(states, end, self.end_state(), DOCUMENT, "end")
+        data = self.run_data()
+        assign: dict[str, Any] = {
+            "workflow": template(_WORKFLOW),
+            "runtime": dict(_RUNTIME),
+            "run": template("$states.input.run"),
+            "depth": template("$states.input.depth"),
+        }
+        if context_var:
+            assign[context_var] = {}
+        assign[UNCAUGHT] = None
+        self.add(
+            states,
+            start,
+            {"Type": "Pass", "Assign": assign, "Output": template(data), "Next": first},
+            DOCUMENT,
+            "start",
+        )
+        states = {start: states.pop(start), **states}
+        self.close_branch(states, None, DOCUMENT)
+        start_at = self.fold_start(states, start, first, data, context_var)
+        _prune(states, start_at)
+        _check_targets(states)
+        kept = set(_names(states))
+        self.roles = {name: self.task_state(name) for name in self.own if name in kept}
+        document = mapping(self.data.get("document"))
+        comment = f"Parley workflow {document.get('namespace', '')}/{document.get('name', '')}"
+        if document.get("version"):
+            comment += f" {document['version']}"
+        return {"Comment": comment, "QueryLanguage": "JSONata", "StartAt": start_at, "States": states}
 
-    def finish_branch(self, branch: _Branch, terminal: str, reference: str) -> None:
-        """Ends the branch where a state's target is its end: ``End`` for most states; a Choice goes to
-        the branch's last state (a Pass named ``terminal``, made here when needed)."""
+    def run_data(self) -> str:
+        """JSONata text of the run's data from the execution's input: its ``input`` after the document's
+        ``input.from``."""
+        input_from = _shaping(self.data, "input", "from")
+        if input_from is None:
+            return "$states.input.input"
+        place = Place(
+            {
+                "input": "$states.input.input",
+                "data": "$states.input.input",
+                "context": "{}",
+                "workflow": _WORKFLOW,
+                "runtime": literal(dict(_RUNTIME)),
+            }
+        )
+        return shaping_text(input_from, place)
+
+    def end_state(self) -> dict[str, Any]:
+        """``#end``: tells the entry how the run ended, and ends the execution."""
+        ending = f'$type(${UNCAUGHT}) = "object" ? {{"error": ${UNCAUGHT}}} : {{"output": $states.input}}'
+        return {
+            "Type": "Task",
+            "Resource": engine.INVOKE_RESOURCE,
+            "Arguments": {
+                "FunctionName": engine.ENTRY_FUNCTION,
+                "Payload": template(
+                    f'$merge([{{"action": {literal(engine.END_ACTION)}, "run": $run}}, {ending}])'
+                ),
+            },
+            "Retry": [
+                {
+                    "ErrorEquals": list(LAMBDA_ERRORS),
+                    "IntervalSeconds": 1,
+                    "MaxAttempts": 6,
+                    "BackoffRate": 2,
+                    "JitterStrategy": "FULL",
+                },
+                {"ErrorEquals": [_ALL], "IntervalSeconds": 2, "MaxAttempts": 5, "BackoffRate": 2},
+            ],
+            "Output": template(ending),
+            "End": True,
+        }
+
+    def end_catcher(self, reference: str) -> dict[str, Any]:
+        """The Catch of a Task outside any ``try``: the error, kept for the end."""
+        return {
+            "ErrorEquals": [_ALL],
+            "Assign": {UNCAUGHT: template(caught_error(reference, self.known_cuts))},
+            "Next": self.name(DOCUMENT, "end"),
+        }
+
+    def fold_start(self, states: _Branch, start: str, first: str, data: str, context_var: str | None) -> str:
+        """Folds ``#start`` into the first task's state where that is a Pass or a Task nothing enters
+        again; returns the machine's first state."""
+        state = states.get(first)
+        if state is None or self.own[first][0] == DOCUMENT or state["Type"] not in ("Pass", "Task"):
+            return start
+        if any(first in _targets(other) for name, other in states.items() if name != start):
+            return start
+        if "$states" in json.dumps(self.data):
+            return start  # the document binds $states itself: its expressions are left as written
+        bindings = {
+            "run": "$states.input.run",
+            "depth": "$states.input.depth",
+            "workflow": _WORKFLOW,
+            "runtime": literal(dict(_RUNTIME)),
+        }
+        if context_var:
+            bindings[context_var] = "{}"
+        rebased = _rebased(state, data, bindings)
+        started: dict[str, Any] = states.pop(start)["Assign"]
+        del self.own[start]
+        rebased.setdefault("Output", template(data))
+        rebased["Assign"] = {
+            **{key: value for key, value in started.items() if key not in rebased.get("Assign", {})},
+            **rebased.get("Assign", {}),
+        }
+        for catcher in rebased.get("Catch", []):
+            own = catcher.get("Assign", {})
+            catcher["Assign"] = {**{key: value for key, value in started.items() if key not in own}, **own}
+        state.clear()
+        state.update({key: value for key, value in rebased.items() if key not in _LAST})
+        state.update({key: rebased[key] for key in _LAST if key in rebased})
+        self.starts.setdefault(first, []).insert(0, DOCUMENT)
+        return first
+
+    # -- ends without states of their own -------------------------------------------------------------
+
+    def done_target(self, reference: str, after: str) -> str:
+        """A target standing for the end of the task ``reference``, which has no state of its own there:
+        going to it goes to ``after`` and completes the task."""
+        key = f"{_DONE}{len(self.dones)}"
+        self.dones[key] = _Done(reference, after)
+        return key
+
+    def resolved(self, target: str) -> tuple[str, _Told]:
+        """The state a target goes to, and the tasks going there completes (innermost first)."""
+        told: list[TaskRoles] = []
+        while target in self.dones:
+            done = self.dones[target]
+            if done.state is not None:
+                return done.state, tuple(told)
+            told.append((done.reference, _COMPLETED))
+            target = done.target
+        return target, tuple(told)
+
+    def give_state(self, branch: _Branch, target: str) -> bool:
+        """Makes the Pass ``R#done`` for an end that must be named; whether it was made now."""
+        done = self.dones.get(target)
+        if done is None or done.state is not None:
+            return False
+        done.state = self.name(done.reference, "done")
+        self.add(branch, done.state, {"Type": "Pass", "Next": done.target}, done.reference, "completed")
+        return True
+
+    def close_branch(self, branch: _Branch, terminal: str | None, reference: str) -> None:
+        """Resolves the branch's targets: a task's end without a state goes where it leads (the states
+        going there complete the task; a Parallel's are its branch's last states); a Choice's ways are
+        kept; the branch's end is ``End`` for most states, and a Choice or a Catch goes to its last state
+        (a Pass named ``terminal``, made here when needed)."""
+        changed = True
+        while changed:
+            changed = False
+            for state in list(branch.values()):
+                for catcher in state.get("Catch", []):
+                    changed = self.give_state(branch, catcher["Next"]) or changed
+                if state["Type"] != "Choice":
+                    continue
+                ways: dict[str, set[_Told]] = {}
+                for holder, key, told_key in _choice_ways(state):
+                    real, told = self.resolved(holder[key])
+                    ways.setdefault(real, set()).add(tuple(holder.get(told_key, ())) + told)
+                for holder, key, _told_key in _choice_ways(state):
+                    if len(ways[self.resolved(holder[key])[0]]) > 1:
+                        changed = self.give_state(branch, holder[key]) or changed
         needed = False
-        for state in list(branch.values()):
-            if state.get("Next") == _END:
-                del state["Next"]
-                state["End"] = True
-            for rule in state.get("Choices", []):
-                if rule.get("Next") == _END:
-                    rule["Next"] = terminal
-                    needed = True
-            if state.get("Default") == _END:
-                state["Default"] = terminal
-                needed = True
+        for name, state in list(branch.items()):
+            if state["Type"] == "Choice":
+                taken: dict[str, _Told] = {}
+                for holder, key, told_key in list(_choice_ways(state)):
+                    real, told = self.resolved(holder[key])
+                    if real == _END:
+                        real, needed = str(terminal), True
+                    holder[key] = real
+                    taken[real] = tuple(holder.pop(told_key, ())) + told
+                state.pop(_TOLD_DEFAULT, None)
+                self.ways[name] = taken
+                continue
+            if "Next" in state:
+                real, told = self.resolved(state["Next"])
+                if real == _END:
+                    del state["Next"]
+                    state["End"] = True
+                else:
+                    state["Next"] = real
+                if told:
+                    self.complete(name, state, [task for task, _roles in told])
             for catcher in state.get("Catch", []):
-                if catcher.get("Next") == _END:
-                    catcher["Next"] = terminal
-                    needed = True
-        if needed and terminal not in branch:
+                real, _told = self.resolved(catcher["Next"])
+                if real == _END:
+                    real, needed = str(terminal), True
+                catcher["Next"] = real
+        if needed and terminal is not None and terminal not in branch:
             self.add(branch, terminal, {"Type": "Pass", "End": True}, reference, "part")
+
+    def complete(self, name: str, state: dict[str, Any], tasks: list[str]) -> None:
+        """The state completes ``tasks`` when it completes; a Parallel, when its branch's last states
+        complete."""
+        if state["Type"] != "Parallel":
+            self.completes.setdefault(name, []).extend(tasks)
+            return
+        for inner in state["Branches"]:
+            for inner_name, inner_state in inner["States"].items():
+                if inner_state.get("End") and inner_name not in self.ending:
+                    self.complete(inner_name, inner_state, tasks)
 
     # -- task lists -----------------------------------------------------------------------------------
 
@@ -528,7 +738,7 @@ class _Compiler:
             def resolve(then: Any, index: int = index) -> str:
                 return target(then, index)
 
-            self.task(name, reference, task, site, follow, resolve, after, branch)
+            self.task(name, reference, task, site, follow, resolve, branch)
         return firsts[0]
 
     # -- tasks ----------------------------------------------------------------------------------------
@@ -564,29 +774,9 @@ class _Compiler:
         site: _Site,
         follow: str,
         resolve: Callable[[Any], str],
-        list_after: str,
         branch: _Branch,
     ) -> None:
         kind = task_kind(task)
-        if "if" in task:
-            place = self.place(name, reference, site)
-            self.add(
-                branch,
-                self.name(reference, "if"),
-                {
-                    "Type": "Choice",
-                    "Choices": [
-                        {
-                            "Condition": template(condition_text(task["if"], place)),
-                            "Next": self.name(reference),
-                        }
-                    ],
-                    "Default": self.name(reference, "skip"),
-                },
-                reference,
-                "condition",
-            )
-        after = resolve(task.get("then"))
         compile_kind = {
             "set": self.set_task,
             "call": self.call_task,
@@ -597,11 +787,27 @@ class _Compiler:
         }.get(kind)
         if compile_kind is None:
             raise NotCompiled([(reference, _a(f"{kind} task"))])
-        compile_kind(name, reference, task, site, after, resolve, branch)
         if "if" in task:
+            place = self.place(name, reference, site)
+            skipped: _Told = ((reference, frozenset({"skipped"})),)
             self.add(
-                branch, self.name(reference, "skip"), {"Type": "Pass", "Next": follow}, reference, "skipped"
+                branch,
+                self.name(reference, "if"),
+                {
+                    "Type": "Choice",
+                    "Choices": [
+                        {
+                            "Condition": template(condition_text(task["if"], place)),
+                            "Next": self.body_state(reference, task),
+                        }
+                    ],
+                    "Default": follow,  # skipped: the next task (its then is not followed)
+                    _TOLD_DEFAULT: skipped,
+                },
+                reference,
+                "condition",
             )
+        compile_kind(name, reference, task, site, resolve(task.get("then")), resolve, branch)
 
     def output_as(self, task: Mapping[str, Any], produced: str, place: Place) -> str | None:
         """JSONata text of a task's output after its ``output.as`` (``None`` without one), for a state
@@ -694,7 +900,9 @@ class _Compiler:
         after: str,
         resolve: Callable[[Any], str],
         branch: _Branch,
+        catchers: Sequence[dict[str, Any]] | None = None,
     ) -> None:
+        """The call's Task; its Catch is ``catchers`` (a ``try``'s), else outside any ``try`` the end's."""
         place = self.entry_place(name, reference, task, site)
         with_ = mapping(task.get("with"))
         payload: dict[str, Any] = {
@@ -719,6 +927,10 @@ class _Compiler:
                 {"ErrorEquals": list(LAMBDA_ERRORS), "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 2}
             ],
         }
+        if catchers is None:
+            catchers = [self.end_catcher(reference)] if site.scope == 0 else []
+        if catchers:
+            state["Catch"] = list(catchers)
         self.produce(
             branch, reference, task, site, state, output, place, after, ("entered", "completed", "call")
         )
@@ -732,6 +944,13 @@ class _Compiler:
         if site.loop:
             text += ' & "@" & $states.context.State.EnteredTime'
         return template(text)
+
+    def raise_error(self, error: str, site: _Site) -> dict[str, Any]:
+        """A state raising the error JSONata ``error`` gives (an object): inside a ``try`` a Fail, outside
+        any a Pass keeping it for the end."""
+        if site.scope == 0:
+            return {"Type": "Pass", "Assign": {UNCAUGHT: template(error)}, "Next": self.name(DOCUMENT, "end")}
+        return {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": template(f"$string({error})")}
 
     def raise_task(
         self,
@@ -749,7 +968,9 @@ class _Compiler:
         if isinstance(error, str):
             error = self.use_errors.get(error)
         written, text = raised_error(error if isinstance(error, Mapping) else {}, reference, place)
-        state = {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": written if written else template(text)}
+        state = self.raise_error(text, site)
+        if written and state["Type"] == "Fail":
+            state["Cause"] = written
         self.add(branch, self.name(reference), state, reference, "entered", "failed")
 
     def switch_task(
@@ -822,12 +1043,13 @@ class _Compiler:
     def kept(self, task: Mapping[str, Any], own_lists: Sequence[str], site: _Site) -> str | None:
         """The variable keeping a task's input and start for its later states, when an expression of
         the task (not of its lists) reads ``$input`` or ``$task``."""
-        outside = {key: value for key, value in task.items() if key not in own_lists}
-        if isinstance(outside.get("catch"), Mapping):
-            outside["catch"] = {key: value for key, value in outside["catch"].items() if key != "do"}
-        if _reads(outside, "input", "task"):
-            return f"task_{site.suffix()}"
-        return None
+        return f"task_{site.suffix()}" if _reads_own(task, own_lists) else None
+
+    def has_done(self, task: Mapping[str, Any], site: _Site) -> bool:
+        """Whether a task of several states needs its Pass ``R#done`` (``output.as``, ``export.as``)."""
+        return _shaping(task, "output", "as") is not None or (
+            _shaping(task, "export", "as") is not None and site.context_var is not None
+        )
 
     def done_state(
         self,
@@ -896,13 +1118,45 @@ class _Compiler:
         branch: _Branch,
     ) -> None:
         kept = self.kept(task, ("do",), site)
-        done = self.name(reference, "done")
+        has_done = self.has_done(task, site)
+        done = self.name(reference, "done") if has_done else self.done_target(reference, after)
         inner = replace(site, depth=site.depth + 1)
         entry_index = len(branch)
         first = self.task_list(task.get("do"), f"{reference}/do", inner, done, branch)
-        self.entry_state(name, reference, task, site, kept, {}, first, branch)
-        _move_to(branch, self.name(reference), entry_index)
-        self.done_state(name, reference, task, site, after, kept, branch)
+        if self.do_entry(task):
+            self.entry_state(name, reference, task, site, kept, {}, first, branch)
+            _move_to(branch, self.name(reference), entry_index)
+        else:
+            self.starts.setdefault(first, []).insert(0, reference)
+        if has_done:
+            self.done_state(name, reference, task, site, after, kept, branch)
+
+    def folded_recovery(
+        self, reference: str, catch_do: Any, recovery: str, branch: _Branch
+    ) -> dict[str, Any] | None:
+        """The first task of ``catch.do`` as the catch's last rule, where it is a ``set`` (no ``if``,
+        nothing going back to it) whose Pass does all its work; its Pass is taken out of ``branch``."""
+        entries = list(_entries(catch_do, f"{reference}/catch/do"))
+        if not entries:
+            return None
+        first_name, first_reference, first = entries[0]
+        if task_kind(first) != "set" or "if" in first:
+            return None
+        if any(str(then) == first_name for _, _, task in entries for then in _thens(task)):
+            return None
+        name = self.name(first_reference)
+        state = branch.get(name)
+        if recovery != name or state is None or state.get("Next") == self.name(first_reference, "export"):
+            return None
+        del branch[name]
+        del self.own[name]
+        rule: dict[str, Any] = {"Condition": template("true")}
+        for key in ("Output", "Assign"):
+            if key in state:
+                rule[key] = state[key]
+        rule["Next"] = state["Next"]
+        rule[_TOLD] = ((first_reference, frozenset({"entered", "completed"})),)
+        return rule
 
     def try_task(
         self,
@@ -915,20 +1169,140 @@ class _Compiler:
         branch: _Branch,
     ) -> None:
         catch: Mapping[str, Any] = mapping(task.get("catch"))
-        retry = catch.get("retry")
-        if isinstance(retry, str):
-            retry = self.use_retries.get(retry)
-        retry = retry if isinstance(retry, Mapping) else None
+        retry = self.retry_of(catch)
         suffix = site.suffix()
         error_var = f"error_{suffix}"
         counter = f"retry_{suffix}" if retry is not None else None
         tried = f"tried_{suffix}" if retry is not None and needs_attempt_duration(retry) else None
         kept = self.kept(task, ("try",), site)
-        starts = counter is not None or kept is not None or _shaping(task, "input", "from") is not None
-        parallel = self.name(reference, "try") if starts else self.name(reference)
-        done = self.name(reference, "done")
+        starts = self.try_entry(task)
+        single = self.single_call(reference, task)
+        has_done = self.has_done(task, site)
+        done = self.name(reference, "done") if has_done else self.done_target(reference, after)
+        if single is not None:
+            body = self.name(single[1])
+        else:
+            body = self.name(reference, "try") if starts else self.name(reference)
 
-        # The branch: the try list in a scope of its own.
+        # The catch: its recovery, its decision.
+        as_name = str(catch.get("as") or "error")
+        catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: error_var})
+        catch_place = self.place(name, reference, catch_site, kept=kept)
+        recovery = done
+        catch_index = len(branch)
+        catch_do = catch.get("do")
+        if isinstance(catch_do, list):
+            recovery = self.task_list(catch_do, f"{reference}/catch/do", catch_site, done, branch)
+        catch_states: _Branch = {}
+        takes = takes_text(catch, f"${error_var}", catch_place)
+        rules: list[dict[str, Any]] = []
+        if takes is not None:
+            raise_name = self.name(reference, "raise")
+            rules.append({"Condition": template(f"$not({takes})"), "Next": raise_name})
+            self.add(catch_states, raise_name, self.raise_error(f"${error_var}", site), reference, "failed")
+        if retry is not None and counter is not None:
+            wait = self.name(reference, "retry")
+            number = f"(${counter}.attempt + 1)"
+            test = retry_text(
+                catch,
+                retry,
+                error=f"${error_var}",
+                counter=f"${counter}",
+                tried=f"${tried}" if tried else None,
+                place=catch_place,
+            )
+            delay = delay_seconds_text(retry, number, catch_place)
+            rules.append(
+                {
+                    "Condition": template(test),
+                    "Next": wait,
+                    "Output": template(f'{{"attempt": {number}, "delay": {delay}, "data": $states.input}}'),
+                }
+            )
+            self.add(
+                catch_states,
+                wait,
+                {
+                    "Type": "Wait",
+                    "Seconds": template("$states.input.delay"),
+                    "Assign": {
+                        counter: template(f'{{"attempt": $states.input.attempt, "first": ${counter}.first}}')
+                    },
+                    "Output": template("$states.input.data"),
+                    "Next": body,
+                },
+                reference,
+                "retried",
+            )
+        decide = recovery
+        if rules:
+            decide = self.name(reference, "catch")
+            choice: dict[str, Any] = {"Type": "Choice", "Choices": rules, "Default": recovery}
+            folded = self.folded_recovery(reference, catch_do, recovery, branch)
+            if folded is not None:
+                rules.append(folded)
+                del choice["Default"]
+            catch_states = {decide: choice, **catch_states}
+            self.own[decide] = (reference, frozenset({"catch"}))
+
+        # The Task or the Parallel, and what follows it.
+        catcher_assign: dict[str, Any] = {error_var: template(caught_error(reference, self.known_cuts))}
+        if tried:
+            catcher_assign[tried] = template("$millis() - $toMillis($states.context.State.EnteredTime)")
+        catcher = {
+            "ErrorEquals": [_ALL],
+            "Assign": catcher_assign,
+            "Output": template("$states.input"),
+            "Next": decide,
+        }
+        states: _Branch = {}
+        if starts:
+            assign: dict[str, Any] = {}
+            if counter:
+                assign[counter] = template('{"attempt": 0, "first": $millis()}')
+            self.entry_state(name, reference, task, site, kept, assign, body, states)
+        if single is not None:
+            single_name, single_reference, single_task = single
+            inner_site = replace(
+                site, depth=site.depth + 1, retries=site.retries + ((counter,) if counter else ())
+            )
+            self.call_task(
+                single_name,
+                single_reference,
+                single_task,
+                inner_site,
+                done,
+                resolve,
+                states,
+                catchers=[catcher],
+            )
+            if not starts:
+                self.starts.setdefault(body, []).insert(0, reference)
+        else:
+            self.parallel(name, reference, task, site, body, counter, catcher, starts, done, states)
+        for state_name_, state in catch_states.items():
+            states[state_name_] = state
+        # The task's own states first, then its recovery (already in ``branch``), then ``R#done``.
+        recovery_states = {key: branch.pop(key) for key in list(branch)[catch_index:]}
+        branch.update(states)
+        branch.update(recovery_states)
+        if has_done:
+            self.done_state(name, reference, task, site, after, kept, branch)
+
+    def parallel(
+        self,
+        name: str,
+        reference: str,
+        task: Mapping[str, Any],
+        site: _Site,
+        body: str,
+        counter: str | None,
+        catcher: dict[str, Any],
+        starts: bool,
+        done: str,
+        states: _Branch,
+    ) -> None:
+        """A ``try``'s Parallel: its list in a branch of its own (a scope of its own)."""
         items = task.get("try")
         own_context = _exports(items)
         ends = _ends(items)
@@ -985,76 +1359,13 @@ class _Compiler:
                     reference,
                     "part",
                 )
-        self.finish_branch(inner_branch, out_name, reference)
-
-        # The catch.
-        as_name = str(catch.get("as") or "error")
-        catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: error_var})
-        catch_place = self.place(name, reference, catch_site, kept=kept)
-        recovery = done
-        catch_index = len(branch)
-        if isinstance(catch.get("do"), list):
-            recovery = self.task_list(catch["do"], f"{reference}/catch/do", catch_site, done, branch)
-        catch_states: _Branch = {}
-        takes = takes_text(catch, f"${error_var}", catch_place)
-        rules: list[dict[str, Any]] = []
-        if takes is not None:
-            raise_name = self.name(reference, "raise")
-            rules.append({"Condition": template(f"$not({takes})"), "Next": raise_name})
-            self.add(
-                catch_states,
-                raise_name,
-                {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": template(f"$string(${error_var})")},
-                reference,
-                "failed",
-            )
-        if retry is not None and counter is not None:
-            wait = self.name(reference, "retry")
-            number = f"(${counter}.attempt + 1)"
-            test = retry_text(
-                catch,
-                retry,
-                error=f"${error_var}",
-                counter=f"${counter}",
-                tried=f"${tried}" if tried else None,
-                place=catch_place,
-            )
-            delay = delay_seconds_text(retry, number, catch_place)
-            rules.append(
-                {
-                    "Condition": template(test),
-                    "Next": wait,
-                    "Output": template(f'{{"attempt": {number}, "delay": {delay}, "data": $states.input}}'),
-                }
-            )
-            self.add(
-                catch_states,
-                wait,
-                {
-                    "Type": "Wait",
-                    "Seconds": template("$states.input.delay"),
-                    "Assign": {
-                        counter: template(f'{{"attempt": $states.input.attempt, "first": ${counter}.first}}')
-                    },
-                    "Output": template("$states.input.data"),
-                    "Next": parallel,
-                },
-                reference,
-                "retried",
-            )
-        decide = recovery
-        if rules:
-            decide = self.name(reference, "catch")
-            catch_states = {
-                decide: {"Type": "Choice", "Choices": rules, "Default": recovery},
-                **catch_states,
-            }
-            self.roles[decide] = TaskState(reference, frozenset({"catch"}))
-
-        # The Parallel, and what follows it.
-        catcher_assign: dict[str, Any] = {error_var: template(caught_error(reference, self.known_cuts))}
-        if tried:
-            catcher_assign[tried] = template("$millis() - $toMillis($states.context.State.EnteredTime)")
+                self.ending.add(end_name)
+        if not inner_branch:
+            first = out_name  # an empty list: the branch hands its input on
+        self.close_branch(inner_branch, out_name, reference)
+        if first == out_name and out_name not in inner_branch:
+            self.add(inner_branch, out_name, {"Type": "Pass", "End": True}, reference, "part")
+        ended_name = self.name(reference, "ended")
         parallel_state: dict[str, Any] = {
             "Type": "Parallel",
             "Branches": [{"StartAt": first, "States": inner_branch}],
@@ -1062,25 +1373,9 @@ class _Compiler:
         }
         if own_context and site.context_var:
             parallel_state["Assign"] = {site.context_var: template("$states.result[0].context")}
-        parallel_state["Catch"] = [
-            {
-                "ErrorEquals": [_ALL],
-                "Assign": catcher_assign,
-                "Output": template("$states.input"),
-                "Next": decide,
-            }
-        ]
-        ended_name = self.name(reference, "ended")
+        parallel_state["Catch"] = [catcher]
         parallel_state["Next"] = ended_name if ends else done
-        states: _Branch = {}
-        if starts:
-            assign: dict[str, Any] = {}
-            if counter:
-                assign[counter] = template('{"attempt": 0, "first": $millis()}')
-            self.entry_state(name, reference, task, site, kept, assign, parallel, states)
-            self.add(states, parallel, parallel_state, reference, "part")
-        else:
-            self.add(states, parallel, parallel_state, reference, "entered")
+        self.add(states, body, parallel_state, reference, "part" if starts else "entered")
         if ends:
             self.add(
                 states,
@@ -1103,15 +1398,46 @@ class _Compiler:
                 reference,
                 "part",
             )
-        for state_name_, state in catch_states.items():
-            states[state_name_] = state
-            if state_name_ not in self.roles:
-                raise AssertionError(state_name_)
-        # The task's own states first, then its recovery (already in ``branch``), then ``R#done``.
-        recovery_states = {key: branch.pop(key) for key in list(branch)[catch_index:]}
-        branch.update(states)
-        branch.update(recovery_states)
-        self.done_state(name, reference, task, site, after, kept, branch)
+
+
+def _reads_own(task: Mapping[str, Any], own_lists: Sequence[str]) -> bool:
+    """Whether an expression of the task (not of its lists ``own_lists``, nor of its ``catch.do``) reads
+    ``$input`` or ``$task``."""
+    outside = {key: value for key, value in task.items() if key not in own_lists}
+    if isinstance(outside.get("catch"), Mapping):
+        outside["catch"] = {key: value for key, value in outside["catch"].items() if key != "do"}
+    return _reads(outside, "input", "task")
+
+
+def _choice_ways(state: dict[str, Any]) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """A Choice's ways out: ``(holder, key of its target, key of what it tells)``."""
+    for rule in state.get("Choices", []):
+        yield rule, "Next", _TOLD
+    if "Default" in state:
+        yield state, "Default", _TOLD_DEFAULT
+
+
+def _rebased(state: Mapping[str, Any], data: str, bindings: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of the first state whose expressions read the execution's input: its input is ``data``
+    (JSONata text over the execution's input), and what ``#start`` would have assigned is bound in a block
+    around each expression that reads it (``bindings``: variable → JSONata text)."""
+
+    def rebase(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: rebase(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [rebase(item) for item in value]
+        if isinstance(value, str) and value.startswith("{% ") and value.endswith(" %}"):
+            read = referenced(value[3:-3])
+            body = _STATES_INPUT.sub(lambda _match: f"({data})", value[3:-3])
+            lets = [f"${name} := {text}" for name, text in bindings.items() if name in read]
+            if len(lets) == 1 and body.strip() == lets[0].split(" := ")[0]:
+                return template(bindings[body.strip()[1:]])  # the variable alone: what it would be
+            return template(f"({'; '.join(lets)}; {body})" if lets else body)
+        return value
+
+    rebased: dict[str, Any] = rebase(state)
+    return rebased
 
 
 def _targets(state: Mapping[str, Any]) -> Iterator[str]:
@@ -1124,6 +1450,16 @@ def _targets(state: Mapping[str, Any]) -> Iterator[str]:
         yield rule["Next"]
     for catcher in state.get("Catch", []):
         yield catcher["Next"]
+
+
+def _check_targets(branch: _Branch) -> None:
+    """Every target names a state of its branch (the compiler's own check)."""
+    for name, state in branch.items():
+        for target in _targets(state):
+            if target not in branch:
+                raise AssertionError(f"{name!r} goes to {target!r}, which is not a state of its branch")
+        for inner in state.get("Branches", []):
+            _check_targets(inner["States"])
 
 
 def _prune(branch: _Branch, start: str) -> None:

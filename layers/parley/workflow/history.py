@@ -4,7 +4,8 @@ task ``task_started``, ``task_completed``, ``task_skipped``, ``task_failed``, ``
 
 The tasks' events are read from the engine's own execution history (``GetExecutionHistory`` on AWS,
 the local interpreter's history locally), by state name (``parley.workflow.states``: each state is
-named after its task and has roles in it), not from a second record written task by task. What the
+named after its task and has roles in it, and may stand for the tasks around it too), not from a second
+record written task by task. What the
 store keeps (``run_started``, ``call_started`` with the called run, the ending) is merged in: the start
 first, each ``call_started`` right after its task's ``task_started``, the ending last.
 
@@ -38,6 +39,14 @@ _ON_ENTRY: Final[tuple[tuple[Role, str], ...]] = (
     ("retried", TASK_RETRIED),
     ("failed", TASK_FAILED),
 )
+#: The roles of a Choice's way out, in the order they are told.
+_ON_WAY: Final[tuple[tuple[Role, str], ...]] = (
+    ("entered", TASK_STARTED),
+    ("skipped", TASK_SKIPPED),
+    ("completed", TASK_COMPLETED),
+)
+#: The execution events that fail a state (its exit, where its Catch took the error, completes nothing).
+_FAILURES: Final = ("TaskFailed", "TaskTimedOut", "EvaluationFailed")
 #: The step of the tasks' events in their ids (between the start's and the ending's).
 _TASK_STEP: Final = 50
 
@@ -48,17 +57,34 @@ def task_events(
     states: Mapping[str, TaskState],
     fallback: datetime,
 ) -> list[Event]:
-    """The tasks' events of an execution's history, in order."""
+    """The tasks' events of an execution's history, in order.
+
+    A state may stand for several tasks (``parley.workflow.states``): entering it starts the tasks it
+    starts, then its own; leaving it completes its own, then the tasks it completes; a Choice's way out
+    is told when the state it went to is entered. A state that failed and whose Catch took the error
+    (its exit follows ``TaskFailed``, ``TaskTimedOut`` or ``EvaluationFailed`` since its last attempt
+    began) completes nothing."""
     found: list[Event] = []
+    failed: set[str] = set()
+    left: dict[str, TaskState] = {}
     for entry in execution_history:
         name = str(entry.get("name") or "")
-        state = states.get(name)
-        if state is None or not state.reference:
-            continue
         kind = str(entry.get("type", ""))
+        told: list[tuple[str, str]] = []
+        if kind.endswith("StateEntered"):
+            for choice, leaving in list(left.items()):
+                way = leaving.way(name)
+                if way is not None:
+                    del left[choice]
+                    told.extend(_way(way))
+        state = states.get(name)
+        if state is not None:
+            told.extend(_mapped(kind, name, state, failed, left))
         at = _time(entry.get("timestamp"), fallback)
-        for number, mapped in enumerate(_mapped(kind, state)):
-            data: dict[str, Any] = {"task": state.reference, "name": state.reference.rpartition("/")[2]}
+        for number, (reference, mapped) in enumerate(told):
+            if not reference:
+                continue  # the document's own states
+            data: dict[str, Any] = {"task": reference, "name": reference.rpartition("/")[2]}
             if mapped == TASK_FAILED and entry.get("error"):
                 data["error"] = entry.get("error")
                 if entry.get("cause"):
@@ -68,15 +94,35 @@ def task_events(
     return found
 
 
-def _mapped(kind: str, state: TaskState) -> list[str]:
-    """The tasks' events one execution event means (a ``raise`` state starts its task and fails it)."""
+def _mapped(
+    kind: str, name: str, state: TaskState, failed: set[str], left: dict[str, TaskState]
+) -> list[tuple[str, str]]:
+    """The tasks' events one execution event of a state means, as ``(task, event)`` (a ``raise`` state
+    starts its task and fails it)."""
     if kind.endswith("StateEntered"):
-        return [event for role, event in _ON_ENTRY if state.has(role)]
-    if kind.endswith("StateExited") and state.has("completed"):
-        return [TASK_COMPLETED]
-    if (kind == "TaskFailed" and state.has("call")) or kind == "EvaluationFailed":
-        return [TASK_FAILED]
+        failed.discard(name)
+        told = [(task, TASK_STARTED) for task in state.starts]
+        return told + [(state.reference, event) for role, event in _ON_ENTRY if state.has(role)]
+    if kind.endswith("StateExited"):
+        if state.ways:
+            left[name] = state
+        if name in failed:
+            return []
+        told = [(state.reference, TASK_COMPLETED)] if state.has("completed") else []
+        return told + [(task, TASK_COMPLETED) for task in state.completes]
+    if kind in _FAILURES:
+        failed.add(name)
+        if (kind == "TaskFailed" and state.has("call")) or kind == "EvaluationFailed":
+            return [(state.reference, TASK_FAILED)]
+        return []
+    if kind in ("TaskScheduled", "TaskSucceeded"):
+        failed.discard(name)  # an attempt again (a retry), or the one that succeeded
     return []
+
+
+def _way(way: tuple[tuple[str, frozenset[Role]], ...]) -> list[tuple[str, str]]:
+    """What a Choice's way out tells: each task's events, in order."""
+    return [(task, event) for task, roles in way for role, event in _ON_WAY if role in roles]
 
 
 def merged(kept: list[Event], tasks: list[Event]) -> list[Event]:

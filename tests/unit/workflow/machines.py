@@ -14,7 +14,9 @@ its attempts differ from each other).
 
 The execution's input is ``engine.execution_input(RUN, case.input, 0)``; the run's end is what the
 machine's end Task sends the entry (``{"output"}`` or ``{"error"}``), which is also the execution's
-output. Every document passes the checks of saving (``parley.workflow.document``).
+output — or, where Step Functions failed the execution before its end (an expression of a Pass or a
+Choice outside any ``try`` that failed), the error the runtime ends the run with from that failure
+(:func:`run_ending`). Every document passes the checks of saving (``parley.workflow.document``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from typing import Any, Final
 
 from unit.workflow.examples import BRIEF_APPROVAL, REVIEW_AND_APPROVE
 
+from parley.workflow import engine
 from parley.workflow.errors import PROBLEMS, spec_type
+from parley.workflow.running import execution_error
 
 #: The run every case runs as.
 RUN: Final = {"org": "acme", "playbook": "campaigns", "run_id": "run-1"}
@@ -726,6 +730,121 @@ CASES: Final[tuple[Case, ...]] = (
         {"go": True},
         Succeeded({"caught": spec_type("expression"), "data": {"go": True}}),
     ),
+    # -- states that stand for several tasks ----------------------------------------------------------
+    Case(
+        "do: a list without shaping, its first and last states start and complete it",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - one: { set: { n: '${ $data.n + 1 }' } }\n"
+            "        - inner:\n"
+            "            do:\n"
+            "              - two: { set: { n: '${ $data.n * 10 }' } }\n"
+            "  - after: { set: '${ $merge([$data, {\"after\": true}]) }' }\n"
+        ),
+        {"n": 1},
+        Succeeded({"n": 20, "after": True}),
+    ),
+    Case(
+        "do: a skipped last task completes its list",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - one: { set: { n: 1 } }\n"
+            "        - maybe: { if: '${ $data.n > 1 }', set: { n: 2 } }\n"
+            "  - after: { set: { n: '${ $data.n }', after: true } }\n"
+        ),
+        {},
+        Succeeded({"n": 1, "after": True}),
+    ),
+    Case(
+        "do: a case that exits its list and one that ends the run",
+        _doc(
+            "do:\n"
+            "  - first: { set: '${ $data }' }\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - route:\n"
+            "            switch:\n"
+            "              - out: { when: '${ $data.way = \"exit\" }', then: exit }\n"
+            "              - stop: { when: '${ $data.way = \"end\" }', then: end }\n"
+            "        - more: { set: '${ $merge([$data, {\"more\": true}]) }' }\n"
+        ),
+        {"way": "exit"},
+        Succeeded({"way": "exit"}),
+    ),
+    Case(
+        "try: several tasks, the recovery's first set is the catch's rule, more tasks after it",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - one: { set: { n: 1 } }\n"
+            "        - fail: { raise: { error: { type: communication, status: 503, detail: busy } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 503 } }\n"
+            "        do:\n"
+            "          - first: { set: { why: '${ $error.detail }', was: '${ $data }' } }\n"
+            "          - second: { set: '${ $merge([$data, {\"second\": true}]) }' }\n"
+            "  - after: { set: '${ $merge([$data, {\"after\": true}]) }' }\n"
+        ),
+        {"x": 1},
+        Succeeded({"why": "busy", "was": {"x": 1}, "second": True, "after": True}),
+    ),
+    Case(
+        "try: the recovery's set exports from the catch's rule",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - fail: { raise: { error: { type: runtime, status: 500, title: Broke } } }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 500 } }\n"
+            "        do:\n"
+            "          - note:\n"
+            "              set: { noted: true }\n"
+            "              export: { as: '${ {\"title\": $error.title} }' }\n"
+            "  - after: { set: { data: '${ $data }', context: '${ $context }' } }\n"
+        ),
+        {},
+        Succeeded({"data": {"noted": True}, "context": {"title": "Broke"}}),
+    ),
+    Case(
+        "the document's input.from, read by the first state",
+        _doc(
+            'input: { from: \'${ {"v": $data.x, "id": $workflow.id} }\' }\n'
+            "do:\n"
+            "  - first: { set: { v: '${ $data.v }', id: '${ $data.id }', input: '${ $input }' } }\n"
+        ),
+        {"x": 3},
+        Succeeded({"v": 3, "id": "run-1", "input": {"v": 3, "id": "run-1"}}),
+    ),
+    Case(
+        "a first task that exports, then reads its context",
+        _doc(
+            "do:\n"
+            "  - first: { set: { a: 1 }, export: { as: '${ $merge([$context, {\"n\": 2}]) }' } }\n"
+            "  - second: { set: { context: '${ $context }', data: '${ $data }' } }\n"
+        ),
+        {},
+        Succeeded({"context": {"n": 2}, "data": {"a": 1}}),
+    ),
+    Case(
+        "an uncaught raise inside a do, outside any try",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      do:\n"
+            "        - one: { set: { n: 1 } }\n"
+            "        - stop:\n"
+            "            raise:\n"
+            "              error: { type: validation, status: 400, detail: '${ $string($data.n) }' }\n"
+        ),
+        {},
+        Rejected(spec_type("validation"), 400, "/do/0/outer/do/1/stop"),
+    ),
     # -- retry ----------------------------------------------------------------------------------------
     Case(
         "retry: the try runs again after each delay (exponential), then catch.do",
@@ -1071,7 +1190,130 @@ CASES: Final[tuple[Case, ...]] = (
             )
         },
     ),
+    Case(
+        "a call's expression that fails outside any try is its task's expression error",
+        _doc(
+            "do:\n"
+            "  - ask:\n"
+            "      call: run_definition\n"
+            "      with: { type: interaction, name: ask, input: { n: '${ $number(\"x\") }' } }\n"
+        ),
+        {},
+        Rejected(spec_type("expression"), 400, "/do/0/ask"),
+        answers={"/do/0/ask": (Answer(output={}),)},
+    ),
+    Case(
+        "a try of one call inside a try: its own catch first",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - ask: { call: run_definition, with: { type: interaction, name: ask } }\n"
+            "            catch:\n"
+            "              errors: { with: { status: 503 } }\n"
+            "              do:\n"
+            "                - retried: { set: { inner: '${ $error.status }' } }\n"
+            "        - next: { set: '${ $merge([$data, {\"next\": true}]) }' }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - outer-caught: { set: { outer: '${ $error.status }' } }\n"
+        ),
+        {},
+        Succeeded({"inner": 503, "next": True}),
+        answers={
+            "/do/0/outer/try/0/inner/try/0/ask": (
+                Answer(error={"type": spec_type("communication"), "status": 503}),
+            )
+        },
+    ),
+    Case(
+        "a try of one call inside a try: what its catch does not take goes out",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - ask: { call: run_definition, with: { type: interaction, name: ask } }\n"
+            "            catch:\n"
+            "              errors: { with: { status: 503 } }\n"
+            "        - next: { set: { never: true } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - outer-caught: { set: { outer: '${ $error.status }', at: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"outer": 500, "at": "/do/0/outer/try/0/inner/try/0/ask"}),
+        answers={
+            "/do/0/outer/try/0/inner/try/0/ask": (
+                Answer(
+                    error={
+                        "type": spec_type("runtime"),
+                        "status": 500,
+                        "instance": "/do/0/outer/try/0/inner/try/0/ask",
+                    }
+                ),
+            )
+        },
+    ),
+    Case(
+        "a try of one call that exports: a failure leaves $context as it was",
+        _doc(
+            "do:\n"
+            "  - start: { set: { go: true }, export: { as: { before: true } } }\n"
+            "  - first:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            call: run_definition\n"
+            "            with: { type: interaction, name: ask }\n"
+            "            export: { as: '${ $merge([$context, {\"asked\": $output}]) }' }\n"
+            "      catch: {}\n"
+            "  - second:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            call: run_definition\n"
+            "            with: { type: interaction, name: ask-again }\n"
+            "            export: { as: '${ $merge([$context, {\"again\": $output}]) }' }\n"
+            "      catch: {}\n"
+            "  - after: { set: { context: '${ $context }' } }\n"
+        ),
+        {},
+        Succeeded({"context": {"before": True, "asked": "yes"}}),
+        answers={
+            "/do/1/first/try/0/ask": (Answer(output="yes"),),
+            "/do/2/second/try/0/ask": (Answer(error={"type": spec_type("runtime"), "status": 500}),),
+        },
+    ),
 )
+
+
+def run_ending(
+    status: str, end: Mapping[str, Any] | None, error: str | None = None, cause: str | None = None
+) -> dict[str, Any]:
+    """How a run ended, as the runtime reads it: ``{"output"}`` or ``{"error"}`` as the machine's end
+    Task sent it (``end``, its payload); for an execution that failed without its end, the error the
+    workflow entry's ``ended`` action ends the run with (``{"error"}``)."""
+    if end is not None:
+        return {key: value for key, value in end.items() if key in ("output", "error")}
+    if status != "FAILED":
+        raise AssertionError(f"the execution {status} without its end")
+    ended = {"action": engine.ENDED_ACTION, "run": RUN, "status": status, "error": error, "cause": cause}
+    return {"error": execution_error(ended).as_json()}
+
+
+def check_ending(case: Case, ending: Mapping[str, Any]) -> None:
+    """The run ended as the case says."""
+    expected = case.expected
+    if isinstance(expected, Succeeded):
+        assert "error" not in ending, ending.get("error")
+        assert ending["output"] == expected.output
+    else:
+        assert "error" in ending, ending
+        assert (ending["error"]["type"], ending["error"]["status"]) == (expected.type, expected.status)
+        if expected.instance is not None:
+            assert ending["error"]["instance"] == expected.instance
 
 
 def case(name: str) -> Case:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final, cast
 
-from unit.workflow.machines import CASES, RUN, Case
+from unit.workflow.machines import CASES, RUN, Case, run_ending
 
 from parley.local.functions import routed_lambda_invocations
 from parley.local.jsonata_eval import ExpressionFailed, evaluate
@@ -44,7 +44,8 @@ POLLS: Final = 3000
 @dataclass
 class Outcome:
     """How one case ran on moto: the execution's status and output, the end Task's payload, the Wait
-    states' seconds, each call's payload, and the names of the states entered (in order)."""
+    states' seconds, each call's payload, the names of the states entered (in order), and the
+    execution's history (``GetExecutionHistory``'s events)."""
 
     status: str
     output: Any
@@ -54,6 +55,11 @@ class Outcome:
     entered: list[str] = field(default_factory=list)
     error: str | None = None
     cause: str | None = None
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def ending(self) -> dict[str, Any]:
+        """How the run ended, as the runtime reads it (``machines.run_ending``)."""
+        return run_ending(self.status, self.end, self.error, self.cause)
 
 
 @dataclass
@@ -284,4 +290,5 @@ def _execute(
             entered=entered,
             error=described.get("error"),
             cause=described.get("cause"),
+            events=list(events),
         )

@@ -92,5 +92,5 @@ def test_the_validator_refuses_what_is_wrong() -> None:
     document = yaml.safe_load(next(case.document for case in CASES if case.name == "set one expression"))
     definition = compile_workflow(document).definition
     broken = json.loads(json.dumps(definition).replace("$data.items[price > 2].name", "$data.items[price >"))
-    lost = json.loads(json.dumps(definition).replace('"Next": "#finish"', '"Next": "#nowhere"'))
+    lost = json.loads(json.dumps(definition).replace('"Next": "#end"', '"Next": "#nowhere"'))
     assert [result["valid"] for result in _validate([definition, broken, lost])] == [True, False, False]

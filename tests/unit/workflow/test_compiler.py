@@ -1,7 +1,9 @@
 """The compiler's output, construct by construct (``parley.workflow.compiler``): the machine's frame
-(``#start``, ``#flow``, ``#end``), state names and roles, ``Next``s, the try's Parallel and Catch, the
-catch's Choice, the retry's Wait, the call's payload, and what every compiled machine of the corpus
-keeps to (names, Step Functions' variable scopes, one line per expression)."""
+(``#start``, folded into the first state where it can be, ``#end``), state names and roles (states
+standing for several tasks), ``Next``s, the end's Catch outside any try, the try's Task or Parallel and
+Catch, the catch's Choice (with the recovery's first set folded in), the retry's Wait, the call's
+payload, and what every compiled machine of the corpus keeps to (names, Step Functions' variable scopes,
+one line per expression, no state that does no work)."""
 
 from __future__ import annotations
 
@@ -46,9 +48,12 @@ def every_state(machine: CompiledWorkflow) -> dict[str, dict[str, Any]]:
     return dict(states_of(machine.definition["States"]))
 
 
-def flow(machine: CompiledWorkflow) -> dict[str, Any]:
-    branch: dict[str, Any] = machine.definition["States"]["#flow"]["Branches"][0]
-    return branch
+def top(machine: CompiledWorkflow) -> dict[str, Any]:
+    states: dict[str, Any] = machine.definition["States"]
+    return states
+
+
+START_VARIABLES = {"workflow", "runtime", "run", "depth", "uncaught"}
 
 
 # -- state names ------------------------------------------------------------------------------------------
@@ -90,27 +95,26 @@ def test_cut_names_are_read_back_through_a_table() -> None:
 # -- the machine's frame ----------------------------------------------------------------------------------
 
 
-def test_the_frame_start_flow_end_finish() -> None:
-    machine = compiled("do:\n  - one: { set: { a: 1 } }\n")
+def test_the_frame_start_and_end() -> None:
+    # A first task whose if is a Choice: #start stays.
+    machine = compiled("do:\n  - one: { if: '$data.go', set: { a: 1 } }\n")
     definition = machine.definition
     assert definition["QueryLanguage"] == "JSONata"
     assert definition["StartAt"] == "#start"
-    assert list(definition["States"]) == ["#start", "#flow", "#end", "#finish"]
+    assert list(definition["States"]) == ["#start", "/do/0/one#if", "/do/0/one", "#end"]
     start = definition["States"]["#start"]
     assert start["Type"] == "Pass"
-    assert set(start["Assign"]) == {"workflow", "runtime", "run", "depth"}
+    assert set(start["Assign"]) == START_VARIABLES
     assert start["Assign"]["runtime"] == {"name": "parley", "version": parley.__version__}
+    assert start["Assign"]["uncaught"] is None
     assert "$states.context.Execution.StartTime" in start["Assign"]["workflow"]
-    assert start["Next"] == "#flow"
-    flow_state = definition["States"]["#flow"]
-    assert flow_state["Type"] == "Parallel"
-    assert len(flow_state["Branches"]) == 1
-    assert flow_state["Catch"][0]["ErrorEquals"] == ["States.ALL"]
-    assert flow_state["Catch"][0]["Next"] == flow_state["Next"] == "#end"
+    assert start["Output"] == "{% $states.input.input %}"
+    assert start["Next"] == "/do/0/one#if"
     end = definition["States"]["#end"]
     assert end["Resource"] == engine.INVOKE_RESOURCE
     assert end["Arguments"]["FunctionName"] == engine.ENTRY_FUNCTION
     assert '"action": "end", "run": $run' in end["Arguments"]["Payload"]
+    assert '$type($uncaught) = "object" ? {"error": $uncaught} : {"output": $states.input}' in end["Output"]
     assert [retrier["ErrorEquals"] for retrier in end["Retry"]] == [
         [
             "Lambda.ServiceException",
@@ -120,14 +124,66 @@ def test_the_frame_start_flow_end_finish() -> None:
         ],
         ["States.ALL"],
     ]
-    assert end["Next"] == "#finish"
-    assert definition["States"]["#finish"] == {"Type": "Succeed"}
+    assert end["End"] is True and "Next" not in end
+    assert definition["States"]["/do/0/one"]["Next"] == "#end"
     assert {name: sorted(role.roles) for name, role in machine.states.items() if role.reference == ""} == {
         "#start": ["start"],
-        "#flow": ["flow"],
         "#end": ["end"],
-        "#finish": ["finish"],
     }
+
+
+def test_start_folds_into_a_first_state_entered_once() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - one: { set: { a: '${ $data.x }', id: '${ $workflow.id }', kind: '${ $runtime.name }' } }\n"
+        "  - two: { set: { b: 2 } }\n"
+    )
+    definition = machine.definition
+    assert definition["StartAt"] == "/do/0/one"
+    assert list(definition["States"]) == ["/do/0/one", "/do/1/two", "#end"]
+    one = definition["States"]["/do/0/one"]
+    # It reads the execution's input itself, and binds what #start would have assigned.
+    assert one["Output"]["a"] == "{% ($data := ($states.input.input); ($data.x)) %}"
+    assert one["Output"]["id"].startswith('{% ($workflow := {"id": $states.input.run.run_id, ')
+    assert one["Output"]["kind"].startswith('{% ($runtime := {"name": "parley", ')
+    assert set(one["Assign"]) == START_VARIABLES
+    assert one["Assign"]["run"] == "{% $states.input.run %}"
+    assert machine.states["/do/0/one"].starts == ("",)
+
+
+def test_start_folds_into_a_call_its_catch_assigning_too() -> None:
+    machine = compiled("do:\n  - ask: { call: run_definition, with: { type: interaction, name: a } }\n")
+    ask = top(machine)["/do/0/ask"]
+    assert machine.definition["StartAt"] == "/do/0/ask"
+    assert ask["Arguments"]["Payload"]["run"] == "{% $states.input.run %}"
+    assert ask["Arguments"]["Payload"]["depth"] == "{% $states.input.depth %}"
+    assert set(ask["Assign"]) == START_VARIABLES
+    (catcher,) = ask["Catch"]
+    assert set(catcher["Assign"]) == START_VARIABLES  # a state that fails assigns nothing of its own
+    assert catcher["Assign"]["uncaught"].startswith("{% ($e := $states.errorOutput;")
+    assert catcher["Next"] == "#end"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "do:\n  - one: { if: '$data.go', set: { a: 1 } }\n",  # a Choice
+        "do:\n  - route: { switch: [ { big: { when: '$data.n > 1', then: end } } ] }\n",  # a Choice
+        "do:\n  - t:\n      try:\n        - a: { set: { x: 1 } }\n      catch: {}\n",  # a Parallel
+        "do:\n  - a: { set: { n: 1 } }\n  - b: { switch: [ { again: { when: '$data.n < 1', then: a } } ] }\n",
+        "do:\n  - a: { set: { n: '${ ($states := 1; $states) }' } }\n",  # binds $states itself
+    ],
+)
+def test_start_stays_where_the_first_state_cannot_take_it(body: str) -> None:
+    machine = compiled(body)
+    assert machine.definition["StartAt"] == "#start"
+
+
+def test_an_expression_of_the_first_state_binding_a_start_variable_keeps_its_own() -> None:
+    machine = compiled("do:\n  - a: { set: '${ ($workflow := 1; $workflow + 1) }' }\n")
+    output = top(machine)["/do/0/a"]["Output"]
+    assert output.startswith("{% ($workflow := {")  # bound around it: its own binding is inside
+    assert output.endswith("(($workflow := 1; $workflow + 1))) %}")
 
 
 def test_the_same_document_compiles_to_the_same_json() -> None:
@@ -140,15 +196,24 @@ def test_the_same_document_compiles_to_the_same_json() -> None:
 def test_the_document_input_from_and_output_as() -> None:
     machine = compiled(
         "input: { from: '${ $data.x }' }\n"
-        "output: { as: '${ {\"y\": $data} }' }\n"
-        "do:\n  - a: { set: '${ $data }' }\n"
+        'output: { as: \'${ {"y": $data, "w": $workflow.id} }\' }\n'
+        "do:\n  - a: { if: '$data', set: '${ $data }' }\n"
     )
-    branch = flow(machine)
-    assert branch["StartAt"] == "#input"
-    assert branch["States"]["#input"]["Output"] == "{% ($data := $states.input; ($data.x)) %}"
-    assert branch["States"]["#input"]["Next"] == "/do/0/a"
-    assert branch["States"]["/do/0/a"]["Next"] == "#output"
-    assert branch["States"]["#output"]["End"] is True
+    states = top(machine)
+    assert states["#start"]["Output"] == "{% ($data := $states.input.input; ($data.x)) %}"
+    assert states["#start"]["Next"] == "/do/0/a#if"
+    assert states["/do/0/a"]["Next"] == "#output"
+    assert states["#output"]["Next"] == "#end"
+    assert "$workflow.id" in states["#output"]["Output"]
+
+
+def test_the_document_input_from_folds_into_the_first_state_too() -> None:
+    machine = compiled(
+        "input: { from: '${ {\"v\": $data.x, \"w\": $workflow.id} }' }\ndo:\n  - a: { set: '${ $data.v }' }\n"
+    )
+    output = top(machine)["/do/0/a"]["Output"]
+    assert output.startswith("{% ($data := (($data := $states.input.input; $workflow := {")
+    assert output.endswith("; ($data.v)) %}")
 
 
 # -- set, then, if ----------------------------------------------------------------------------------------
@@ -162,33 +227,29 @@ def test_set_is_a_pass_and_then_its_next() -> None:
         "  - c: { set: { x: 3 }, then: b }\n"
         "  - d: { set: { x: 4 } }\n"
     )
-    states = flow(machine)["States"]
-    assert states["/do/0/a"] == {
-        "Type": "Pass",
-        "Output": {"x": 1, "y": "{% ($data := $states.input; ($data.y)) %}"},
-        "Next": "/do/2/c",
-    }
-    assert states["/do/1/b"]["End"] is True
+    states = top(machine)
+    assert states["/do/0/a"]["Type"] == "Pass"
+    assert states["/do/0/a"]["Output"] == {"x": 1, "y": "{% ($data := ($states.input.input); ($data.y)) %}"}
+    assert states["/do/0/a"]["Next"] == "/do/2/c"
+    assert states["/do/1/b"] == {"Type": "Pass", "Output": {"x": 2}, "Next": "#end"}
     assert states["/do/2/c"]["Next"] == "/do/1/b"
     assert "/do/3/d" not in states  # nothing reaches it
     assert sorted(machine.states["/do/0/a"].roles) == ["completed", "entered"]
 
 
-def test_if_is_a_choice_and_a_skip() -> None:
+def test_if_is_a_choice_whose_default_is_the_next_task() -> None:
     machine = compiled("do:\n  - a: { if: '$data.go', set: { x: 1 }, then: end }\n  - b: { set: { x: 2 } }\n")
-    states = flow(machine)["States"]
+    states = top(machine)
     choice = states["/do/0/a#if"]
     assert choice["Type"] == "Choice"
     assert choice["Choices"][0]["Next"] == "/do/0/a"
-    assert choice["Default"] == "/do/0/a#skip"
+    assert choice["Default"] == "/do/1/b"  # the skipped task's then is not followed
     assert "$data := $states.input; ($data.go)" in choice["Choices"][0]["Condition"]
-    assert states["/do/0/a#skip"] == {
-        "Type": "Pass",
-        "Next": "/do/1/b",
-    }  # the skipped task's then is not followed
-    assert states["/do/0/a"]["End"] is True
+    assert "/do/0/a#skip" not in states
+    assert states["/do/0/a"]["Next"] == "#end"
     assert machine.states["/do/0/a#if"].roles == {"condition"}
-    assert machine.states["/do/0/a#skip"].roles == {"skipped"}
+    assert machine.states["/do/0/a#if"].way("/do/1/b") == (("/do/0/a", frozenset({"skipped"})),)
+    assert machine.states["/do/0/a#if"].way("/do/0/a") == ()
 
 
 def test_an_export_reading_context_in_its_output_moves_to_a_pass_of_its_own() -> None:
@@ -199,14 +260,23 @@ def test_an_export_reading_context_in_its_output_moves_to_a_pass_of_its_own() ->
         "      export: { as: '${ {\"n\": 1} }' }\n"
         "  - b: { set: { a: 1 }, export: { as: { n: 2 } } }\n"
     )
-    states = flow(machine)["States"]
-    assert "Assign" not in states["/do/0/a"]
+    states = top(machine)
+    assert states["/do/0/a"]["Assign"]["context_0"] == {}  # #start's, folded in
     assert states["/do/0/a"]["Next"] == "/do/0/a#export"
     assert states["/do/0/a#export"]["Assign"] == {"context_0": '{% ({"n": 1}) %}'}
     assert machine.states["/do/0/a"].roles == {"entered"}
     assert machine.states["/do/0/a#export"].roles == {"completed"}
     assert states["/do/1/b"]["Assign"] == {"context_0": '{% {"n": 2} %}'}
-    assert flow(machine)["States"]["#input"]["Assign"] == {"context_0": {}}
+
+
+def test_a_first_state_exporting_assigns_its_export_over_the_empty_context() -> None:
+    machine = compiled(
+        "do:\n  - a: { set: { a: 1 }, export: { as: '${ $merge([$context, {\"n\": 2}]) }' } }\n"
+    )
+    assign = top(machine)["/do/0/a"]["Assign"]
+    assert assign["context_0"] == (
+        '{% ($context_0 := {}; ($context := $context_0; ($merge([$context, {"n": 2}])))) %}'
+    )
 
 
 # -- switch -----------------------------------------------------------------------------------------------
@@ -222,13 +292,66 @@ def test_switch_is_a_choice_with_a_default() -> None:
         "  - small: { set: { size: small } }\n"
         "  - big: { set: { size: big } }\n"
     )
-    states = flow(machine)["States"]
+    states = top(machine)
     route = states["/do/0/route"]
     assert route["Type"] == "Choice"
     assert [rule["Next"] for rule in route["Choices"]] == ["/do/2/big"]
-    assert route["Default"] == "#output"
-    assert states["#output"] == {"Type": "Pass", "End": True}
+    assert route["Default"] == "#end"
     assert "/do/1/small" not in states
+
+
+def test_a_do_without_shaping_is_its_list() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - first: { set: { n: 0 } }\n"
+        "  - outer:\n"
+        "      do:\n"
+        "        - one: { set: { n: 1 } }\n"
+        "        - two: { set: { n: 2 } }\n"
+        "  - after: { set: { n: 3 } }\n"
+    )
+    states = top(machine)
+    assert "/do/1/outer" not in states and "/do/1/outer#done" not in states
+    assert states["/do/0/first"]["Next"] == "/do/1/outer/do/0/one"
+    assert states["/do/1/outer/do/1/two"]["Next"] == "/do/2/after"
+    assert machine.states["/do/1/outer/do/0/one"].starts == ("/do/1/outer",)
+    assert machine.states["/do/1/outer/do/1/two"].completes == ("/do/1/outer",)
+
+
+def test_a_do_going_back_to_its_first_task_keeps_its_pass() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - first: { set: { n: 0 } }\n"
+        "  - outer:\n"
+        "      do:\n"
+        "        - one: { set: { n: '${ $data.n + 1 }' } }\n"
+        "        - again: { switch: [ { more: { when: '$data.n < 3', then: one } } ] }\n"
+    )
+    states = top(machine)
+    assert states["/do/1/outer"] == {"Type": "Pass", "Next": "/do/1/outer/do/0/one"}
+    assert machine.states["/do/1/outer"].roles == {"entered"}
+
+
+def test_a_choice_going_one_place_on_two_ways_keeps_the_done_pass() -> None:
+    """A case that exits its do and one that ends the run both go to the end: only the first completes
+    the do, so the do keeps a Pass of its own there."""
+    machine = compiled(
+        "do:\n"
+        "  - first: { set: { n: 0 } }\n"
+        "  - outer:\n"
+        "      do:\n"
+        "        - route:\n"
+        "            switch:\n"
+        "              - out: { when: '$data.n = 0', then: exit }\n"
+        "              - stop: { when: '$data.n = 1', then: end }\n"
+        "        - more: { set: { n: 2 } }\n"
+    )
+    states = top(machine)
+    route = states["/do/1/outer/do/0/route"]
+    assert [rule["Next"] for rule in route["Choices"]] == ["/do/1/outer#done", "#end"]
+    assert states["/do/1/outer#done"] == {"Type": "Pass", "Next": "#end"}
+    assert machine.states["/do/1/outer#done"].roles == {"completed"}
+    assert states["/do/1/outer/do/1/more"]["Next"] == "/do/1/outer#done"
 
 
 def test_a_condition_gives_a_boolean() -> None:
@@ -241,7 +364,7 @@ def test_a_condition_gives_a_boolean() -> None:
 # -- raise ------------------------------------------------------------------------------------------------
 
 
-def test_raise_is_a_fail_with_the_error_as_its_cause() -> None:
+def test_raise_outside_any_try_keeps_its_error_for_the_end() -> None:
     machine = compiled(
         "use:\n  errors:\n    late: { type: timeout, status: 408, title: '${ $data.t }' }\n"
         "do:\n"
@@ -251,46 +374,90 @@ def test_raise_is_a_fail_with_the_error_as_its_cause() -> None:
         "        error: { type: https://serverlessworkflow.io/spec/1.0.0/errors/validation, status: 400 }\n"
         "  - b: { raise: { error: late } }\n"
     )
-    states = flow(machine)["States"]
+    states = top(machine)
+    error = {"type": SPEC_ERRORS + "validation", "status": 400, "instance": "/do/0/a"}
     assert states["/do/0/a"] == {
+        "Type": "Pass",
+        "Assign": {"uncaught": "{% " + json.dumps(error, separators=(", ", ": ")) + " %}"},
+        "Next": "#end",
+    }
+    assigned = states["/do/1/b"]["Assign"]["uncaught"]
+    assert assigned.startswith("{% {") and '"instance": "/do/1/b"' in assigned
+    assert machine.states["/do/1/b"].roles == {"entered", "failed"}
+
+
+def test_raise_inside_a_try_is_a_fail_with_the_error_as_its_cause() -> None:
+    machine = compiled(
+        "use:\n  errors:\n    late: { type: timeout, status: 408, title: '${ $data.t }' }\n"
+        "do:\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - a: { if: '$data.x', raise: { error: { type: validation, status: 400 } } }\n"
+        "        - b: { raise: { error: late } }\n"
+        "      catch: {}\n"
+    )
+    states = every_state(machine)
+    error = {"type": SPEC_ERRORS + "validation", "status": 400, "instance": "/do/0/t/try/0/a"}
+    assert states["/do/0/t/try/0/a"] == {
         "Type": "Fail",
         "Error": engine.ERROR_NAME,
-        "Cause": json.dumps(
-            {"type": SPEC_ERRORS + "validation", "status": 400, "instance": "/do/0/a"}, separators=(",", ":")
-        ),
+        "Cause": json.dumps(error, separators=(",", ":")),
     }
-    cause = states["/do/1/b"]["Cause"]
-    assert cause.startswith("{% $string({")
-    assert '"instance": "/do/1/b"' in cause
-    assert machine.states["/do/1/b"].roles == {"entered", "failed"}
+    assert states["/do/0/t/try/1/b"]["Cause"].startswith("{% $string({")
+
+
+def test_a_call_outside_any_try_keeps_its_error_for_the_end() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - first: { if: '$data', set: {} }\n"
+        "  - ask: { call: run_definition, with: { type: interaction, name: a } }\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - inner: { call: run_definition, with: { type: interaction, name: b } }\n"
+        "        - more: { set: {} }\n"
+        "      catch: {}\n"
+    )
+    ask = top(machine)["/do/1/ask"]
+    (catcher,) = ask["Catch"]
+    assert catcher["ErrorEquals"] == ["States.ALL"] and catcher["Next"] == "#end"
+    assert list(catcher["Assign"]) == ["uncaught"]
+    assert '"/do/1/ask"' in catcher["Assign"]["uncaught"]  # the instance, where Step Functions names none
+    assert "Catch" not in every_state(machine)["/do/2/t/try/0/inner"]  # the try's Parallel takes it
 
 
 # -- call -------------------------------------------------------------------------------------------------
 
 
 def test_call_is_a_task_on_the_entry_with_its_payload() -> None:
-    machine = compile_workflow(yaml.safe_load(BRIEF_APPROVAL))
-    ask = every_state(machine)["/do/0/approval/try/0/ask"]
-    assert ask["Type"] == "Task"
-    assert ask["Resource"] == engine.WAIT_FOR_TOKEN_RESOURCE
-    assert ask["Arguments"] == {
+    machine = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
+    approval = every_state(machine)["/do/1/approval"]
+    assert approval["Type"] == "Task"
+    assert approval["Resource"] == engine.WAIT_FOR_TOKEN_RESOURCE
+    assert approval["Arguments"] == {
         "FunctionName": engine.ENTRY_FUNCTION,
         "Payload": {
             "action": "call",
             "token": "{% $states.context.Task.Token %}",
             "run": "{% $run %}",
             "depth": "{% $depth %}",
-            "task": "/do/0/approval/try/0/ask",
+            "task": "/do/1/approval",
             "attempt": "0",
             "type": "interaction",
             "name": "approve-campaign-brief",
-            "input": "{% ($data := $states.input; ($data)) %}",
+            "input": {
+                "owner": "{% ($data := $states.input; ($data.owner)) %}",
+                "review": "{% ($data := $states.input; ($data.review)) %}",
+            },
         },
     }
-    assert ask["Output"] == "{% $states.result.output %}"
-    assert [retrier["ErrorEquals"][0] for retrier in ask["Retry"]] == ["Lambda.ServiceException"]
-    assert "States.ALL" not in json.dumps(ask["Retry"])
-    assert machine.states["/do/0/approval/try/0/ask"].roles == {"entered", "completed", "call"}
+    assert approval["Output"] == (
+        "{% ($input := $states.input; $data := $states.result.output; "
+        '($merge([$input, { "decision": $data }]))) %}'
+    )
+    assert [retrier["ErrorEquals"][0] for retrier in approval["Retry"]] == ["Lambda.ServiceException"]
+    assert "States.ALL" not in json.dumps(approval["Retry"])
+    assert approval["Catch"][0]["Next"] == "#end"
+    assert machine.states["/do/1/approval"].roles == {"entered", "completed", "call"}
 
 
 def test_a_call_under_retries_joins_their_counts_as_its_attempt() -> None:
@@ -303,57 +470,117 @@ def test_a_call_under_retries_joins_their_counts_as_its_attempt() -> None:
 # -- try, catch, retry ------------------------------------------------------------------------------------
 
 
-def test_try_is_a_parallel_whose_catch_leads_to_the_catch_choice() -> None:
+def test_a_try_of_one_call_is_that_task_with_the_catch_on_it() -> None:
     machine = compile_workflow(yaml.safe_load(BRIEF_APPROVAL))
-    states = flow(machine)["States"]
+    states = top(machine)
+    assert machine.definition["StartAt"] == "/do/0/approval/try/0/ask"
     assert list(states) == [
-        "/do/0/approval",
+        "/do/0/approval/try/0/ask",
         "/do/0/approval#catch",
         "/do/0/approval#raise",
-        "/do/0/approval/catch/do/0/unanswered",
-        "/do/0/approval#done",
+        "#end",
     ]
-    parallel = states["/do/0/approval"]
-    assert parallel["Type"] == "Parallel"
-    assert parallel["Output"] == "{% $states.result[0] %}"
-    assert parallel["Next"] == "/do/0/approval#done"
-    (catcher,) = parallel["Catch"]
+    ask = states["/do/0/approval/try/0/ask"]
+    assert ask["Type"] == "Task"
+    assert ask["Arguments"]["Payload"]["input"] == "{% ($data := ($states.input.input); ($data)) %}"
+    assert ask["Output"] == "{% $states.result.output %}"
+    assert ask["Next"] == "#end"
+    (catcher,) = ask["Catch"]
     assert catcher["ErrorEquals"] == ["States.ALL"]
     assert catcher["Next"] == "/do/0/approval#catch"
-    assert catcher["Output"] == "{% $states.input %}"
-    assert list(catcher["Assign"]) == ["error_0_0"]
+    assert catcher["Output"] == "{% ($states.input.input) %}"  # the try's data (#start folded in)
+    assert set(catcher["Assign"]) == {"error_0_0"} | START_VARIABLES
     assert "$parse($e.Cause)" in catcher["Assign"]["error_0_0"]
     choice = states["/do/0/approval#catch"]
-    (rule,) = choice["Choices"]
-    assert rule["Next"] == "/do/0/approval#raise"
-    assert rule["Condition"] == (
-        '{% $not(($error_0_0.type = "https://on.auto/problems/unanswered") '
-        'and ($error_0_0.kind = "expired")) %}'
-    )
-    assert choice["Default"] == "/do/0/approval/catch/do/0/unanswered"
-    assert states["/do/0/approval#raise"] == {
-        "Type": "Fail",
-        "Error": engine.ERROR_NAME,
-        "Cause": "{% $string($error_0_0) %}",
+    not_taken, recovered = choice["Choices"]
+    assert not_taken == {
+        "Condition": (
+            '{% $not(($error_0_0.type = "https://on.auto/problems/unanswered") '
+            'and ($error_0_0.kind = "expired")) %}'
+        ),
+        "Next": "/do/0/approval#raise",
     }
-    assert states["/do/0/approval/catch/do/0/unanswered"]["Next"] == "/do/0/approval#done"
+    # The recovery's first task, a set, is the catch's last rule: taking the error gives its value.
+    assert recovered == {
+        "Condition": "{% true %}",
+        "Output": {"verdict": "revise", "note": "No answer within two days"},
+        "Next": "#end",
+    }
+    assert "Default" not in choice
+    assert states["/do/0/approval#raise"] == {
+        "Type": "Pass",
+        "Assign": {"uncaught": "{% $error_0_0 %}"},
+        "Next": "#end",
+    }
     roles = {name: sorted(machine.states[name].roles) for name in states}
     assert roles == {
-        "/do/0/approval": ["entered"],
+        "/do/0/approval/try/0/ask": ["call", "completed", "entered"],
         "/do/0/approval#catch": ["catch"],
         "/do/0/approval#raise": ["failed"],
-        "/do/0/approval/catch/do/0/unanswered": ["completed", "entered"],
-        "/do/0/approval#done": ["completed"],
+        "#end": ["end"],
     }
+    ask_state = machine.states["/do/0/approval/try/0/ask"]
+    assert ask_state.starts == ("", "/do/0/approval")
+    assert ask_state.completes == ("/do/0/approval",)
+    unanswered = "/do/0/approval/catch/do/0/unanswered"
+    assert machine.states["/do/0/approval#catch"].way("#end") == (
+        (unanswered, frozenset({"entered", "completed"})),
+        ("/do/0/approval", frozenset({"completed"})),
+    )
+    assert machine.states["/do/0/approval#catch"].way("/do/0/approval#raise") == ()
 
 
-def test_retry_is_a_count_a_wait_and_the_parallel_again() -> None:
+def test_try_of_several_tasks_is_a_parallel_whose_catch_leads_to_the_catch_choice() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - first: { if: '$data', set: {} }\n"
+        "  - guarded:\n"
+        "      try:\n"
+        "        - one: { call: run_definition, with: { type: interaction, name: a } }\n"
+        "        - two: { set: { n: 1 } }\n"
+        "      catch:\n"
+        "        errors: { with: { status: 503 } }\n"
+        "        do:\n"
+        "          - note: { set: { n: 0 } }\n"
+        "          - more: { set: { n: '${ $data.n + 1 }' } }\n"
+    )
+    states = top(machine)
+    parallel = states["/do/1/guarded"]
+    assert parallel["Type"] == "Parallel"
+    assert parallel["Output"] == "{% $states.result[0] %}"
+    assert parallel["Next"] == "#end"
+    (catcher,) = parallel["Catch"]
+    assert catcher["Next"] == "/do/1/guarded#catch"
+    assert catcher["Output"] == "{% $states.input %}"
+    assert list(catcher["Assign"]) == ["error_0_0"]
+    branch = parallel["Branches"][0]["States"]
+    assert "Catch" not in branch["/do/1/guarded/try/0/one"]  # the Parallel's Catch takes it
+    assert branch["/do/1/guarded/try/1/two"]["End"] is True
+    # The Parallel completes its try where its branch's last states complete.
+    assert machine.states["/do/1/guarded/try/1/two"].completes == ("/do/1/guarded",)
+    assert machine.states["/do/1/guarded"].roles == {"entered"}
+    assert machine.states["/do/1/guarded"].completes == ()
+    choice = states["/do/1/guarded#catch"]
+    assert [rule["Next"] for rule in choice["Choices"]] == [
+        "/do/1/guarded#raise",
+        "/do/1/guarded/catch/do/1/more",
+    ]
+    assert choice["Choices"][1]["Output"] == {"n": 0}
+    assert states["/do/1/guarded/catch/do/1/more"]["Next"] == "#end"
+    assert machine.states["/do/1/guarded/catch/do/1/more"].completes == ("/do/1/guarded",)
+    assert "/do/1/guarded/catch/do/0/note" not in states
+
+
+def test_retry_is_a_count_a_wait_and_the_task_again() -> None:
     machine = compile_workflow(yaml.safe_load(REVIEW_AND_APPROVE))
-    states = flow(machine)["States"]
+    states = top(machine)
     entry = states["/do/0/review"]
     assert entry["Type"] == "Pass"
     assert entry["Assign"]["retry_0_0"] == '{% {"attempt": 0, "first": $millis()} %}'
-    assert entry["Next"] == "/do/0/review#try"
+    assert entry["Next"] == "/do/0/review/try/0/run-review"
+    task = states["/do/0/review/try/0/run-review"]
+    assert task["Catch"][0]["Next"] == "/do/0/review#catch"
+    assert machine.states["/do/0/review/try/0/run-review"].starts == ()  # the Pass starts the try
     choice = states["/do/0/review#catch"]
     not_taken, retried = choice["Choices"]
     assert not_taken == {"Condition": "{% $not(($error_0_0.status = 503)) %}", "Next": "/do/0/review#raise"}
@@ -375,7 +602,7 @@ def test_retry_is_a_count_a_wait_and_the_parallel_again() -> None:
         "Seconds": "{% $states.input.delay %}",
         "Assign": {"retry_0_0": '{% {"attempt": $states.input.attempt, "first": $retry_0_0.first} %}'},
         "Output": "{% $states.input.data %}",
-        "Next": "/do/0/review#try",
+        "Next": "/do/0/review/try/0/run-review",
     }
     assert machine.states["/do/0/review#retry"].roles == {"retried"}
     done = states["/do/0/review#done"]
@@ -395,14 +622,17 @@ def test_a_catch_naming_unanswered_retries_it_and_cancelled_not() -> None:
         "        errors: { with: { type: https://on.auto/problems/unanswered } }\n"
         "        retry: { delay: PT1S }\n"
     )
-    retried = flow(machine)["States"]["/do/0/t#catch"]["Choices"][1]
+    retried = top(machine)["/do/0/t#catch"]["Choices"][1]
     assert retried["Condition"] == '{% ($not($error_0_0.type in ["https://on.auto/problems/cancelled"])) %}'
 
 
 def test_a_catch_of_every_error_without_retry_has_no_choice() -> None:
     machine = compiled("do:\n  - t:\n      try:\n        - a: { set: { x: 1 } }\n      catch: {}\n")
-    states = flow(machine)["States"]
+    states = top(machine)
+    # Caught, the try hands its input on: its end needs a state of its own, which a Catch can name.
     assert states["/do/0/t"]["Catch"][0]["Next"] == "/do/0/t#done"
+    assert states["/do/0/t#done"] == {"Type": "Pass", "Next": "#end"}
+    assert states["/do/0/t"]["Next"] == "/do/0/t#done"
     assert "/do/0/t#catch" not in states
 
 
@@ -410,7 +640,7 @@ def test_an_export_inside_a_try_has_its_scope_and_comes_back_with_the_output() -
     machine = compiled(
         "do:\n  - t:\n      try:\n        - a: { set: { x: 1 }, export: { as: { x: 1 } } }\n      catch: {}\n"
     )
-    parallel = flow(machine)["States"]["/do/0/t"]
+    parallel = top(machine)["/do/0/t"]
     branch = parallel["Branches"][0]
     assert branch["StartAt"] == "/do/0/t#begin"
     assert branch["States"]["/do/0/t#begin"]["Assign"] == {"context_1": "{% $context_0 %}"}
@@ -418,6 +648,24 @@ def test_an_export_inside_a_try_has_its_scope_and_comes_back_with_the_output() -
     assert branch["States"]["/do/0/t#out"]["Output"] == '{% {"data": $states.input, "context": $context_1} %}'
     assert parallel["Output"] == "{% $states.result[0].data %}"
     assert parallel["Assign"] == {"context_0": "{% $states.result[0].context %}"}
+
+
+def test_an_export_of_a_try_of_one_call_assigns_the_context_around_it() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - first: { if: '$data', set: {} }\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - a:\n"
+        "            call: run_definition\n"
+        "            with: { type: reasoning, name: r }\n"
+        "            export: { as: { x: 1 } }\n"
+        "      catch: {}\n"
+    )
+    task = top(machine)["/do/1/t/try/0/a"]
+    assert task["Assign"] == {
+        "context_0": '{% {"x": 1} %}'
+    }  # only when it succeeds: a failure keeps $context
 
 
 def test_then_end_inside_a_try_ends_the_branch_telling_so() -> None:
@@ -429,13 +677,13 @@ def test_then_end_inside_a_try_ends_the_branch_telling_so() -> None:
         "      catch: {}\n"
         "  - b: { set: { x: 2 } }\n"
     )
-    states = flow(machine)["States"]
+    states = top(machine)
     inner = states["/do/0/t"]["Branches"][0]["States"]
     assert inner["/do/0/t/try/0/a"]["Next"] == "/do/0/t#end"
     assert inner["/do/0/t#end"]["Output"] == '{% {"data": $states.input, "end": true} %}'
     assert states["/do/0/t"]["Next"] == "/do/0/t#ended"
     ended = states["/do/0/t#ended"]["Choices"]
-    assert ended[0]["Next"] == "#output"
+    assert ended[0]["Next"] == "#end"
     assert ended[1] == {
         "Condition": "{% true %}",
         "Next": "/do/0/t#done",
@@ -528,6 +776,14 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 _ASSIGNED = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_BOUND = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*) :=")
+
+
+def _read(value: Any) -> set[str]:
+    """The variables a field reads from outside it (not those its expressions bind themselves, as the
+    first state does what #start would have assigned)."""
+    text = json.dumps(value)
+    return set(_ASSIGNED.findall(text)) - set(_BOUND.findall(text))
 
 
 def _scopes(branch: dict[str, Any], outer: frozenset[str]) -> Iterator[tuple[str, set[str], frozenset[str]]]:
@@ -559,8 +815,12 @@ def test_every_compiled_machine_keeps_to_step_functions_rules(case: Any) -> None
     for name, state in states.items():
         for holder in [state, *state.get("Choices", [])]:
             written = set(holder.get("Assign", {}))
-            read = set(_ASSIGNED.findall(json.dumps(holder.get("Output", ""))))
-            assert not written & read, f"{name}: its Output reads what its Assign writes"
+            assert not written & _read(holder.get("Output", "")), (
+                f"{name}: its Output reads what its Assign writes"
+            )
         for catcher in state.get("Catch", []):
-            read = set(_ASSIGNED.findall(json.dumps(catcher.get("Output", ""))))
-            assert not set(catcher.get("Assign", {})) & read
+            assert not set(catcher.get("Assign", {})) & _read(catcher.get("Output", ""))
+        if state["Type"] == "Pass" and not {"Output", "Assign"} & set(state):
+            # A Pass that does no work is a branch's last state, or tells its task's history.
+            assert state.get("End") or machine.states[name].roles & {"entered", "completed"}, name
+    assert "\\u0000" not in text  # nothing of the compiler's own bookkeeping is left
