@@ -351,7 +351,7 @@ class Workflows:
             return "unchanged"
         if "error" in payload:
             return self._end(
-                playbook, run, None, _rejection_problem(WorkflowError.from_json(payload["error"]))
+                playbook, run, None, rejection_of(WorkflowError.from_json(payload["error"]))
             )
         output = payload.get("output")
         problem = self._output_problem(playbook, run, output)
@@ -368,11 +368,11 @@ class Workflows:
         run = self.runs.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started":
             return "unchanged"
-        return self._end(playbook, run, None, _rejection_problem(execution_error(payload)))
+        return self._end(playbook, run, None, rejection_of(execution_error(payload)))
 
     def _output_problem(self, playbook: PlaybookRef, run: Run, output: Any) -> Problem | None:
         if _size(output) > MAX_PAYLOAD_BYTES:
-            return _rejection_problem(
+            return rejection_of(
                 runtime_error(
                     f"The run's output is {_size(output):,} bytes as JSON; it is at most "
                     f"{MAX_PAYLOAD_BYTES:,}."
@@ -392,7 +392,7 @@ class Workflows:
         if not errors:
             return None
         first = errors[0]
-        return _rejection_problem(
+        return rejection_of(
             WorkflowError(
                 type="https://open-workflow-specification.org/spec/1.0.0/errors/validation",
                 status=400,
@@ -526,7 +526,7 @@ def _check_payload(value: Any, pointer: str, what: str) -> None:
         )
 
 
-def _rejection_problem(error: WorkflowError, errors: list[ErrorEntry] | None = None) -> Problem:
+def rejection_of(error: WorkflowError, errors: list[ErrorEntry] | None = None) -> Problem:
     """The run's rejection for an error nothing caught (``workflow-format.md``, "How a run ends")."""
     parts = [error.title or error.type]
     if error.detail:
