@@ -366,7 +366,8 @@ _LAST: Final = ("Retry", "Catch", "Next", "End")
 @dataclass
 class _Done:
     """Where a task ends without a state of its own: going to ``target`` completes it. ``state`` is the
-    Pass ``R#done`` made for it where a Catch or a Choice must name a state of its own."""
+    Pass ``R#done`` made for it where a Catch or a Choice must go to a state of its own (the others go
+    on to ``target`` directly)."""
 
     reference: str
     target: str
@@ -629,19 +630,20 @@ class _Compiler:
         told: list[TaskRoles] = []
         while target in self.dones:
             done = self.dones[target]
-            if done.state is not None:
-                return done.state, tuple(told)
             told.append((done.reference, _COMPLETED))
             target = done.target
         return target, tuple(told)
 
-    def give_state(self, branch: _Branch, target: str) -> bool:
-        """Makes the Pass ``R#done`` for an end that must be named; whether it was made now."""
-        done = self.dones.get(target)
-        if done is None or done.state is not None:
+    def named(self, branch: _Branch, holder: dict[str, Any], key: str) -> bool:
+        """Where ``holder[key]`` is a task's end without a state, points it at that task's Pass
+        ``R#done`` (made once); whether it changed."""
+        done = self.dones.get(holder[key])
+        if done is None:
             return False
-        done.state = self.name(done.reference, "done")
-        self.add(branch, done.state, {"Type": "Pass", "Next": done.target}, done.reference, "completed")
+        if done.state is None:
+            done.state = self.name(done.reference, "done")
+            self.add(branch, done.state, {"Type": "Pass", "Next": done.target}, done.reference, "completed")
+        holder[key] = done.state
         return True
 
     def close_branch(self, branch: _Branch, terminal: str | None, reference: str) -> None:
@@ -649,21 +651,21 @@ class _Compiler:
         going there complete the task; a Parallel's are its branch's last states); a Choice's ways are
         kept; the branch's end is ``End`` for most states, and a Choice or a Catch goes to its last state
         (a Pass named ``terminal``, made here when needed)."""
-        changed = True
-        while changed:
-            changed = False
-            for state in list(branch.values()):
-                for catcher in state.get("Catch", []):
-                    changed = self.give_state(branch, catcher["Next"]) or changed
-                if state["Type"] != "Choice":
-                    continue
+        for state in list(branch.values()):
+            for catcher in state.get("Catch", []):
+                self.named(branch, catcher, "Next")
+            if state["Type"] != "Choice":
+                continue
+            changed = True
+            while changed:
+                changed = False
                 ways: dict[str, set[_Told]] = {}
                 for holder, key, told_key in _choice_ways(state):
                     real, told = self.resolved(holder[key])
                     ways.setdefault(real, set()).add(tuple(holder.get(told_key, ())) + told)
                 for holder, key, _told_key in _choice_ways(state):
                     if len(ways[self.resolved(holder[key])[0]]) > 1:
-                        changed = self.give_state(branch, holder[key]) or changed
+                        changed = self.named(branch, holder, key) or changed
         needed = False
         for name, state in list(branch.items()):
             if state["Type"] == "Choice":

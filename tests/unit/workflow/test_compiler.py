@@ -351,7 +351,9 @@ def test_a_choice_going_one_place_on_two_ways_keeps_the_done_pass() -> None:
     assert [rule["Next"] for rule in route["Choices"]] == ["/do/1/outer#done", "#end"]
     assert states["/do/1/outer#done"] == {"Type": "Pass", "Next": "#end"}
     assert machine.states["/do/1/outer#done"].roles == {"completed"}
-    assert states["/do/1/outer/do/1/more"]["Next"] == "/do/1/outer#done"
+    # Only the way that must be told apart goes through it.
+    assert states["/do/1/outer/do/1/more"]["Next"] == "#end"
+    assert machine.states["/do/1/outer/do/1/more"].completes == ("/do/1/outer",)
 
 
 def test_a_condition_gives_a_boolean() -> None:
@@ -632,7 +634,8 @@ def test_a_catch_of_every_error_without_retry_has_no_choice() -> None:
     # Caught, the try hands its input on: its end needs a state of its own, which a Catch can name.
     assert states["/do/0/t"]["Catch"][0]["Next"] == "/do/0/t#done"
     assert states["/do/0/t#done"] == {"Type": "Pass", "Next": "#end"}
-    assert states["/do/0/t"]["Next"] == "/do/0/t#done"
+    assert states["/do/0/t"]["Next"] == "#end"
+    assert machine.states["/do/0/t/try/0/a"].completes == ("/do/0/t",)
     assert "/do/0/t#catch" not in states
 
 
@@ -686,9 +689,30 @@ def test_then_end_inside_a_try_ends_the_branch_telling_so() -> None:
     assert ended[0]["Next"] == "#end"
     assert ended[1] == {
         "Condition": "{% true %}",
-        "Next": "/do/0/t#done",
+        "Next": "/do/1/b",
         "Output": "{% $states.input.data %}",
     }
+    assert machine.states["/do/0/t#ended"].way("/do/1/b") == (("/do/0/t", frozenset({"completed"})),)
+    assert machine.states["/do/0/t#ended"].way("#end") == ()
+
+
+def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
+    """Ended by its list, or done, the try goes to the end: only the second completes it, so that way
+    goes through its Pass ``R#done``."""
+    machine = compiled(
+        "do:\n"
+        "  - t:\n"
+        "      try:\n"
+        "        - a: { if: '$data.stop', set: { x: 1 }, then: end }\n"
+        "        - b: { set: { x: 2 } }\n"
+        "      catch: { errors: { with: { status: 500 } } }\n"
+    )
+    states = top(machine)
+    ended = states["/do/0/t#ended"]["Choices"]
+    assert [rule["Next"] for rule in ended] == ["#end", "/do/0/t#done"]
+    assert states["/do/0/t#done"] == {"Type": "Pass", "Next": "#end"}
+    assert states["/do/0/t#catch"]["Default"] == "#end"  # taken: the way there completes the try
+    assert machine.states["/do/0/t#catch"].way("#end") == (("/do/0/t", frozenset({"completed"})),)
 
 
 # -- what the compiler does not compile yet ---------------------------------------------------------------
