@@ -21,15 +21,16 @@ the end).
 **The machine.** ``#start`` (Pass) assigns what every expression reads: ``$workflow`` (``id``,
 ``input``, ``startedAt``), ``$runtime``, the run key ``$run`` and ``$depth`` for calls, ``$context`` as
 ``{}`` where the document exports, and ``$uncaught`` (``null``); its output is the run's input after the
-document's ``input.from``. Where the first task's state is a Pass or a Task that nothing enters again,
-``#start`` is folded into it: that state's expressions read the execution's input themselves (each in a
-block binding what ``#start`` would have assigned), and it assigns those variables too (its ``Catch``
-es as well: a state that fails assigns nothing of its own). The tasks follow at the machine's top level;
-``#output`` applies the document's ``output.as``; ``#end`` tells the workflow entry how the run ended
-(``{"action": "end", "run", "output"}``, or ``…, "error"}`` when ``$uncaught`` holds an error; retried,
-it is idempotent; its output, the execution's, is that ``{"output"}`` or ``{"error"}``) and ends the
-execution, which succeeds whatever the run's ending. States nothing reaches (a task after ``then:
-end``) are left out: Step Functions refuses them.
+document's ``input.from``. Where the first task's state is a Pass or a Task that nothing enters again
+(not a Choice, whose default assigns nothing; not a Parallel, whose branch would read the variables
+before it assigns them), ``#start`` is folded into it: that state's expressions read the execution's
+input themselves (each in a block binding what ``#start`` would have assigned), and it assigns those
+variables, as its Catch does too (a state that fails assigns nothing of its own). The tasks follow at
+the machine's top level; ``#output`` applies the document's ``output.as``; ``#end`` tells the workflow
+entry how the run ended (``{"action": "end", "run", "output"}``, or ``…, "error"}`` when ``$uncaught``
+holds an error; retried, it is idempotent; its output, the execution's, is that ``{"output"}`` or
+``{"error"}``) and ends the execution, which succeeds whatever the run's ending (but see below). States
+nothing reaches (a task after ``then: end``) are left out: Step Functions refuses them.
 
 **An error nothing catches.** Outside any ``try``, every Task has a ``Catch`` (``States.ALL``) that keeps
 the error, as a workflow error, in ``$uncaught`` and goes to ``#end``; a ``raise`` is a Pass that does
@@ -77,9 +78,9 @@ says, with their roles):
   ``try``, the branch ends telling so, and the Parallel's Choice ``R#ended`` goes on ending).
 
 Where a task ends without a state of its own, the states that go on past it complete it
-(:attr:`~parley.workflow.states.TaskState.completes`, or a Choice's ways); where that cannot be told
-apart (a Catch going there, or a Choice going to one state on two ways that mean different things) the
-task keeps its Pass ``R#done``.
+(:attr:`~parley.workflow.states.TaskState.completes`, a Parallel's through its branch's last states, or
+a Choice's ways); where that cannot be told apart (a Catch going there, or a Choice going to one state
+on two ways that mean different things), that way goes through the task's Pass ``R#done``.
 
 **Variables.** Step Functions gives a Parallel's branch the variables of the scopes around it to read,
 never to assign. So ``$context`` lives in one variable per scope (``context_0`` at the top level; a

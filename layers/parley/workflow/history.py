@@ -5,9 +5,9 @@ task ``task_started``, ``task_completed``, ``task_skipped``, ``task_failed``, ``
 The tasks' events are read from the engine's own execution history (``GetExecutionHistory`` on AWS,
 the local interpreter's history locally), by state name (``parley.workflow.states``: each state is
 named after its task and has roles in it, and may stand for the tasks around it too), not from a second
-record written task by task. What the
-store keeps (``run_started``, ``call_started`` with the called run, the ending) is merged in: the start
-first, each ``call_started`` right after its task's ``task_started``, the ending last.
+record written task by task. What the store keeps (``run_started``, ``call_started`` with the called
+run, the ending) is merged in: the start first, each ``call_started`` right after its task's
+``task_started``, the ending last.
 
 Events read from the execution have ids made from the execution event's time and number, so the same
 history reads the same ids; ``get_event`` does not find them (they are not kept).
