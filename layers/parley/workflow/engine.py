@@ -24,9 +24,13 @@ its cause. Errors of Step Functions itself are read as the page's errors: ``Stat
 when Step Functions itself ended the execution (``FAILED``, ``TIMED_OUT``): the entry ends a run that
 is still started as the ``runtime`` error says, never leaving it started.
 
-**The end**: every execution ends through one Task on :data:`INVOKE_RESOURCE` with ``{"action": "end",
+**The end**: an execution ends through one Task on :data:`INVOKE_RESOURCE` with ``{"action": "end",
 "run": <run key>, "output": <the run's output>}`` or ``{"action": "end", "run": <run key>, "error":
-<the workflow error as an object>}``; the entry writes the run's ending (idempotent).
+<the workflow error as an object>}``; the entry writes the run's ending (idempotent). Every Task
+outside any ``try`` catches into it, and so does a ``raise`` nothing catches. What cannot be caught
+there without a transition of its own on every run — a Pass's or a Choice's expression failing outside
+any ``try`` — fails the execution instead (``States.QueryEvaluationError``), and the run ends from that
+failure as an ending without the end (above), as the ``expression`` error.
 
 ``ENTRY_FUNCTION`` is a placeholder in the saved ``state_machine`` (what a caller sees); the runtime
 puts the entry function's ARN in its place when it creates the state machine.

@@ -2,7 +2,9 @@
 machine run by the JSONata interpreter (``parley.local.jsonata_states``), its calls answered as the case
 says, its Waits fired by the clock, and its ending, waits and call attempts compared with the case's;
 then every case again through the local executor on the manual clock, its calls answered from within
-the entry's own invocation (the answer that races ahead of the parked task)."""
+the entry's own invocation (the answer that races ahead of the parked task). Where an expression outside
+any ``try`` fails, the execution fails without its end, and the run's ending is what the runtime reads
+from that failure (``machines.run_ending``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from typing import Any
 
 import pytest
 import yaml
-from unit.workflow.machines import CASES, RUN, Answer, Case, Rejected, Succeeded
+from unit.workflow.machines import CASES, RUN, Answer, Case, run_ending
+from unit.workflow.machines import check_ending as check_run_ending
 
 from parley.clock import ManualClock
 from parley.local.clock_routes import advance
@@ -42,6 +45,7 @@ class FakeEntry:
         self.counts: dict[str, int] = {}
         self.calls: list[dict[str, Any]] = []
         self.ends: list[dict[str, Any]] = []
+        self.ended: list[dict[str, Any]] = []
 
     def answer(self, event: dict[str, Any]) -> Answer | None:
         self.calls.append(event)
@@ -63,21 +67,27 @@ def outcome_of(answer: Answer | None) -> TaskSucceeded | TaskFailed:
     return TaskSucceeded({"output": answer.output})
 
 
-def check_ending(case: Case, end: dict[str, Any] | None, execution_output: Any) -> None:
-    assert end is not None, "the run did not end through the entry"
-    assert end["run"] == RUN
-    ending = {key: value for key, value in end.items() if key in ("output", "error")}
-    assert execution_output == ending  # the end Task outputs the ending it sent
-    expected = case.expected
-    if isinstance(expected, Succeeded):
-        assert "error" not in end, end.get("error")
-        assert end["output"] == expected.output
+def check_ending(
+    case: Case,
+    end: dict[str, Any] | None,
+    status: str,
+    output: Any,
+    error: str | None,
+    cause: str | None,
+) -> None:
+    """The run ended as the case says: through the entry, the end Task outputting the ending it sent;
+    or, where an expression outside any try failed, by the execution's failure."""
+    if end is None:
+        assert (status, error) == ("FAILED", engine.EXPRESSION_ERROR), (
+            status,
+            error,
+            cause,
+        )
     else:
-        assert isinstance(expected, Rejected)
-        assert "error" in end, end
-        assert (end["error"]["type"], end["error"]["status"]) == (expected.type, expected.status)
-        if expected.instance is not None:
-            assert end["error"]["instance"] == expected.instance
+        assert status == "SUCCEEDED", (status, error, cause)
+        assert end["run"] == RUN
+        assert output == {key: value for key, value in end.items() if key in ("output", "error")}
+    check_run_ending(case, run_ending(status, end, error, cause))
 
 
 @dataclass
@@ -88,6 +98,8 @@ class Run:
     status: str
     output: Any
     waits: list[int] = field(default_factory=list)
+    error: str | None = None
+    cause: str | None = None
 
 
 def run_on_interpreter(case: Case) -> Run:
@@ -128,15 +140,22 @@ def run_on_interpreter(case: Case) -> Run:
         waits.append(int((at - clock.now()).total_seconds()))
         clock.advance((at - clock.now()).total_seconds())
         assert machine.fire(execution, name)
-    return Run(entry, execution.status, execution.output, waits)
+    return Run(
+        entry,
+        execution.status,
+        execution.output,
+        waits,
+        execution.error,
+        execution.cause,
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_the_interpreter_runs_the_corpus_as_the_cases_say(case: Case) -> None:
     ran = run_on_interpreter(case)
-    assert ran.status == "SUCCEEDED", ran.output
-    check_ending(case, ran.entry.ends[-1] if ran.entry.ends else None, ran.output)
-    assert len(ran.entry.ends) == 1
+    end = ran.entry.ends[-1] if ran.entry.ends else None
+    check_ending(case, end, ran.status, ran.output, ran.error, ran.cause)
+    assert len(ran.entry.ends) <= 1
     if case.waits is not None:
         assert tuple(ran.waits) == case.waits
     if case.attempts is not None:
@@ -158,6 +177,9 @@ def test_the_executor_runs_the_corpus_on_the_manual_clock(index: int) -> None:
         assert name == "workflow"
         if event["action"] == engine.END_ACTION:
             return entry.end(event)
+        if event["action"] == engine.ENDED_ACTION:  # the execution failed without its end
+            entry.ended.append(event)
+            return {"outcome": "unchanged"}
         outcome = outcome_of(entry.answer(event))
         if isinstance(outcome, TaskSucceeded):  # the called run ended before the call returned
             executors[0].succeed(event["token"], outcome.output)
@@ -178,8 +200,17 @@ def test_the_executor_runs_the_corpus_on_the_manual_clock(index: int) -> None:
             at, _ = scheduler.pending()[0]
             advance(clock, max((at - clock.now()) / timedelta(seconds=1), 0), [scheduler])
         described = executor.describe_execution(execution)
-        assert described["status"] == "SUCCEEDED", described
-        check_ending(case, entry.ends[-1] if entry.ends else None, described["output"])
+        end = entry.ends[-1] if entry.ends else None
+        check_ending(
+            case,
+            end,
+            described["status"],
+            described["output"],
+            described["error"],
+            described["cause"],
+        )
+        if end is None:  # the executor told the workflow function the execution's failure
+            assert [(told["run"], told["error"]) for told in entry.ended] == [(RUN, engine.EXPRESSION_ERROR)]
         if case.attempts is not None:
             assert tuple((call["task"], call["attempt"]) for call in entry.calls) == case.attempts
     finally:
