@@ -403,3 +403,17 @@ def test_workflows_call_workflows_at_most_eight_deep(playbook: Playbook) -> None
     refused = [run for run in deepest if run["rejection"]["detail"].startswith("Too many calls above a run")]
     assert len(refused) == 1, [run["rejection"] for run in deepest]
     assert refused[0]["parent"]["task"] == "/do/0/again"
+
+
+def test_an_expression_failing_outside_any_try_rejects_the_run_as_expression_400(playbook: Playbook) -> None:
+    source = (
+        "document: { dsl: '1.0.3', namespace: a, name: uncaught, version: '1.0.0' }\n"
+        "do:\n"
+        "  - first: { set: { a: 1 } }\n"
+        "  - compute: { set: { value: '${ $number(\"not a number\") }' } }\n"
+    )
+    playbook.save("workflow", "uncaught", source)
+    body = problem(playbook.run("uncaught", {}), 422, "invalid_input")
+    assert body["detail"].startswith("An expression failed")
+    runs = playbook.get("/runs", {"type": "workflow"}).json()["runs"]
+    assert [run["status"] for run in runs if run["name"] == "uncaught"] == ["rejected"]
