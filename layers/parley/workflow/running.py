@@ -350,9 +350,7 @@ class Workflows:
         if run is None or run.status != "started":
             return "unchanged"
         if "error" in payload:
-            return self._end(
-                playbook, run, None, rejection_of(WorkflowError.from_json(payload["error"]))
-            )
+            return self._end(playbook, run, None, rejection_of(WorkflowError.from_json(payload["error"])))
         output = payload.get("output")
         problem = self._output_problem(playbook, run, output)
         return self._end(playbook, run, output, problem)
