@@ -78,6 +78,13 @@ def test_tools_unfinished_is_taken_by_a_retry_on_503_and_called_again(
     called = runs_of(http, "wf-read-fails")
     assert len(called) == 2  # the first attempt, and the retry's under a new run id
     assert len(served.tools.calls) - before == 2
+    history = http.get(f"/runs/{reply.json()['run_id']}/history").json()["events"]
+    retried = [event["data"] for event in history if event["type"] == "task_retried"]
+    assert retried == [{"task": "/do/0/guarded", "name": "guarded", "attempt": 1, "delay": 0}]
+    calls = [event["data"]["run_id"] for event in history if event["type"] == "call_started"]
+    assert sorted(calls) == sorted(run["run_id"] for run in called)
+    completed = [event["data"] for event in history if event["type"] == "task_completed"]
+    assert completed and all(isinstance(data.get("size"), int) for data in completed), history
 
 
 def test_effect_unknown_is_not_taken_by_a_retry_on_503(served: Served, http: httpx.Client) -> None:

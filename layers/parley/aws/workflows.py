@@ -282,7 +282,8 @@ class StepFunctionsWorkflows:
         kwargs: dict[str, Any] = {
             "executionArn": execution_arn,
             "reverseOrder": False,
-            "includeExecutionData": False,
+            # With the data: a task's output size and a retry's attempt and delay are read from it.
+            "includeExecutionData": True,
             "maxResults": 1000,
         }
         while True:
@@ -355,17 +356,29 @@ def history_events(events: Any) -> list[dict[str, Any]]:
             name = names.get(previous, last_entered)
         names[event_id] = name
         timestamp = event.get("timestamp")
-        found.append(
-            {
-                "id": event_id,
-                "type": str(event["type"]),
-                "timestamp": format_time(timestamp) if timestamp is not None else None,
-                "name": name,
-                "error": details.get("error"),
-                "cause": details.get("cause"),
-            }
-        )
+        mapped: dict[str, Any] = {
+            "id": event_id,
+            "type": str(event["type"]),
+            "timestamp": format_time(timestamp) if timestamp is not None else None,
+            "name": name,
+            "error": details.get("error"),
+            "cause": details.get("cause"),
+        }
+        if "stateExitedEventDetails" in event and isinstance(details.get("output"), str):
+            mapped["output_size"] = len(details["output"].encode("utf-8"))
+        if "stateEnteredEventDetails" in event and isinstance(details.get("input"), str):
+            mapped["input_size"] = len(details["input"].encode("utf-8"))
+            if str(event["type"]) == "WaitStateEntered":
+                mapped["input"] = _parsed(details["input"])
+        found.append(mapped)
     return found
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _remember(cache: dict[Any, str], key: Any, value: str) -> None:

@@ -440,7 +440,12 @@ class WorkflowMachine:
             frame.entered = True
             frame.entered_time = format_time(self._now())
             frame.attempts = [0] * len(state.retry)
-            self._event(execution, f"{state.type}StateEntered", state.name)
+            # The input's size, as GetExecutionHistory gives every state's input (a Choice's way into this
+            # state completes a task with it), and a Wait's input itself (a retry's attempt and delay).
+            entered: dict[str, Any] = {"input_size": _size(frame.input)}
+            if state.type == "Wait":
+                entered["input"] = frame.input
+            self._event(execution, f"{state.type}StateEntered", state.name, **entered)
         handler = getattr(self, f"_{state.type.lower()}")
         handler(execution, frame, state)
 
@@ -649,9 +654,10 @@ class WorkflowMachine:
             value = frame.input if default_output is _ABSENT else default_output
         else:
             value = self._value(state, "Output", template, bindings)
-        _check_size(state, "output", value)
+        size = _check_size(state, "output", value)
         self._assign(frame, state, assignments, bindings)
-        self._event(execution, f"{state.type}StateExited", state.name)
+        # The output's size, as GetExecutionHistory's stateExitedEventDetails give the output itself.
+        self._event(execution, f"{state.type}StateExited", state.name, output_size=size)
         self._go(frame, target, value)
 
     def _assign(
@@ -889,15 +895,21 @@ def _timestamp(value: Any) -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def _check_size(state: _State, what: str, value: Any) -> None:
-    size = len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-    if size > MAX_PAYLOAD:
-        raise _FrameFailed(
-            ExecutionError(
-                DATA_LIMIT_ERROR,
-                f"The state '{state.name}' made a {what} of {size} bytes, past the limit of {MAX_PAYLOAD}.",
-            )
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _check_size(state: _State, what: str, value: Any) -> int:
+    """The value's size as JSON; ``States.DataLimitExceeded`` past the payload's bound."""
+    size = _size(value)
+    if size <= MAX_PAYLOAD:
+        return size
+    raise _FrameFailed(
+        ExecutionError(
+            DATA_LIMIT_ERROR,
+            f"The state '{state.name}' made a {what} of {size} bytes, past the limit of {MAX_PAYLOAD}.",
         )
+    )
 
 
 # -- checking a definition -------------------------------------------------------------------------------

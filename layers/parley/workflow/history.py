@@ -89,6 +89,17 @@ def task_events(
                 data["error"] = entry.get("error")
                 if entry.get("cause"):
                     data["cause"] = entry.get("cause")
+            elif mapped == TASK_COMPLETED:
+                # the output's size as JSON, in bytes: the state's output, or where a Choice's way
+                # completed it, the input of the state it went to
+                size = entry.get("output_size", entry.get("input_size"))
+                if isinstance(size, int):
+                    data["size"] = size
+            elif mapped == TASK_RETRIED and isinstance(entry.get("input"), Mapping):
+                # the retry's Wait is given {attempt, delay, data} (parley.workflow.states, "retried")
+                data.update(
+                    {key: entry["input"][key] for key in ("attempt", "delay") if key in entry["input"]}
+                )
             event_id = _event_id(run_id, at, f"{entry.get('id')}.{number}")
             found.append(Event(event_id, mapped, format_time(at), run_id, data))
     return found

@@ -742,10 +742,10 @@ def test_branches_interleaved_keep_each_events_own_state() -> None:
     assert [e["name"] for e in events] == ["a", "b", "a", "b", "b"]
 
 
-def test_every_page_of_the_history_is_read_oldest_first_without_execution_data() -> None:
+def test_every_page_of_the_history_is_read_oldest_first_with_its_data() -> None:
     workflows, stub = _stubbed()
     arn = workflows.execution_arn(f"{MACHINE_ARN}:1", "run-1")
-    request = {"executionArn": arn, "reverseOrder": False, "includeExecutionData": False, "maxResults": 1000}
+    request = {"executionArn": arn, "reverseOrder": False, "includeExecutionData": True, "maxResults": 1000}
     stub.add_response("get_execution_history", {"events": EVENTS[:5], "nextToken": "page-2"}, request)
     stub.add_response("get_execution_history", {"events": EVENTS[5:]}, {**request, "nextToken": "page-2"})
     with stub:
@@ -842,3 +842,23 @@ def test_an_unreachable_service_is_unavailable() -> None:
         with pytest.raises(Problem) as raised:
             call()
         assert raised.value.reason == "unavailable"
+
+
+def test_a_states_input_and_output_are_read_as_their_sizes_and_a_waits_input_whole() -> None:
+    events = [
+        {
+            "id": 1,
+            "type": "WaitStateEntered",
+            "timestamp": datetime(2026, 12, 1, tzinfo=UTC),
+            "stateEnteredEventDetails": {"name": "/do/0/x#retry", "input": '{"attempt":1,"delay":5}'},
+        },
+        {
+            "id": 2,
+            "type": "PassStateExited",
+            "timestamp": datetime(2026, 12, 1, tzinfo=UTC),
+            "stateExitedEventDetails": {"name": "/do/1/y", "output": '{"a":"é"}'},
+        },
+    ]
+    entered, exited = history_events(events)
+    assert (entered["input"], entered["input_size"]) == ({"attempt": 1, "delay": 5}, 23)
+    assert exited["output_size"] == 10 and "input" not in exited
