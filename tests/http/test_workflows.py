@@ -417,3 +417,52 @@ def test_an_expression_failing_outside_any_try_rejects_the_run_as_expression_400
     assert body["detail"].startswith("An expression failed")
     runs = playbook.get("/runs", {"type": "workflow"}).json()["runs"]
     assert [run["status"] for run in runs if run["name"] == "uncaught"] == ["rejected"]
+
+
+#: Every task of this version and every field a task takes: do, set, if, input.from, output.as,
+#: export.as ($context), then (exit, a sibling), switch, and a call whose input comes from them.
+EVERY_TASK = """\
+document: { dsl: '1.0.3', namespace: t, name: every-task, version: '1.0.0' }
+input:
+  from: '${ { "owner": $data.owner, "review": $data.review, "urgent": $data.urgent = true } }'
+do:
+  - prepare:
+      do:
+        - remember:
+            set: '${ $merge([$data, { "remembered": true }]) }'
+            input: { from: '${ $data }' }
+            export: { as: '${ { "owner": $output.owner } }' }
+        - skipped-when-calm:
+            if: '${ $input.owner = "nobody" }'
+            set: { never: true }
+        - leave: { set: '${ $input }', then: exit }
+        - never-reached: { set: { never: true } }
+  - route:
+      switch:
+        - hurry: { when: '${ $data.urgent }', then: ask }
+        - otherwise: { then: continue }
+  - calm: { set: '${ $merge([$data, { "calm": true }]) }' }
+  - ask:
+      call: run_definition
+      with:
+        type: interaction
+        name: approve-campaign-brief
+        input: { owner: '${ $context.owner }', review: '${ $data.review }' }
+      output:
+        as: '${ { "verdict": $data.verdict, "owner": $context.owner, "task": $task.name } }'
+"""
+
+
+def test_every_task_and_field_of_this_version(playbook: Playbook) -> None:
+    playbook.save("workflow", "every-task", EVERY_TASK)
+    for urgent, calm in ((True, None), (False, True)):
+        run_id = playbook.started("every-task", {**BRIEF, "urgent": urgent, "extra": "dropped"})
+        child = playbook.child_of(run_id)
+        assert playbook.run_of(child["run_id"])["name"] == APPROVE
+        playbook.post(f"/runs/{child['run_id']}/answer", {"answer": {"verdict": "approve"}})
+        done = playbook.run_of(run_id)
+        assert done["output"] == {"verdict": "approve", "owner": BRIEF["owner"], "task": "ask"}, done
+        events = [(event["type"], event["data"].get("task")) for event in playbook.history(run_id)]
+        assert ("task_skipped", "/do/0/prepare/do/1/skipped-when-calm") in events
+        assert ("task_started", "/do/0/prepare/do/3/never-reached") not in events
+        assert (("task_started", "/do/2/calm") in events) is bool(calm)
