@@ -7,6 +7,7 @@ org's server and an unreachable one; ``http`` is a client of the playbook acme/c
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -23,6 +25,7 @@ from mcp_servers import LocalToolServer, free_port, running_tool_server, unreach
 CREDENTIAL = "sk-http-2b7c9e11f4"
 WRITER = {"Authorization": "Bearer dev-token", "Content-Type": "application/json"}
 BASE = "/v1/orgs/acme/playbooks/campaigns"
+VIEWER = {"Authorization": "Bearer viewer-token"}
 
 
 def writer_and_viewer(playbooks: list[str], *extra: str) -> str:
@@ -34,6 +37,31 @@ def writer_and_viewer(playbooks: list[str], *extra: str) -> str:
         lines += [f"  - id: {principal}", f"    token: {principal}-token", "    grants:"]
         lines += [f"      - {{ org: acme, playbook: {p}, role: {role} }}" for p in playbooks]
     return "\n".join([*lines, *extra, ""])
+
+
+@dataclass
+class PlaybookClient:
+    """A client of one playbook of a ``parley serve`` (``writer_and_viewer``'s tokens), with the manual
+    clock's route beside it."""
+
+    http: httpx.Client
+    base: str
+
+    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
+        content = None if body is None else json.dumps(body)
+        sent = {**WRITER, **(headers or {})}
+        return self.http.post(self.base + path, content=content, headers=sent)
+
+    def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
+        return self.http.get(
+            self.base + path, params=params, headers={"Authorization": "Bearer viewer-token"}
+        )
+
+    def advance(self, seconds: float) -> str:
+        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds})
+        assert moved.status_code == 200, moved.text
+        now: str = moved.json()["now"]
+        return now
 
 
 @dataclass

@@ -20,14 +20,12 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import serving_manually, writer_and_viewer
+from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
 PLAYBOOKS = [f"p{n:02d}" for n in range(1, 41)]
 OPERATOR = writer_and_viewer(PLAYBOOKS, "limits:", "  interaction_open_requests: 5")
-WRITER = {"Authorization": "Bearer dev-token"}
-READER = {"Authorization": "Bearer viewer-token"}
 READY_WITHIN = 20.0
 APPROVE = "approve-campaign-brief"
 BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
@@ -79,20 +77,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield Server(url, output)
 
 
-@dataclass
-class Playbook:
-    """A client of one playbook of the server, with the clock's routes beside it."""
-
-    http: httpx.Client
-    base: str
-
-    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
-        content = None if body is None else json.dumps(body)
-        sent = {**WRITER, "Content-Type": "application/json", **(headers or {})}
-        return self.http.post(self.base + path, content=content, headers=sent)
-
-    def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
-        return self.http.get(self.base + path, params=params, headers=READER)
+class Playbook(PlaybookClient):
+    """A client of one playbook of the server, with the interaction runs' calls."""
 
     def save(self, name: str, source: str) -> None:
         created = self.post("/definitions/interaction", {"name": name, "source": source})
@@ -111,12 +97,6 @@ class Playbook:
         if claimed_for is not None:
             body["claimed_for"] = claimed_for
         return self.post(f"/runs/{run_id}/answer", body)
-
-    def advance(self, seconds: float) -> str:
-        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds})
-        assert moved.status_code == 200, moved.text
-        now: str = moved.json()["now"]
-        return now
 
     def settled(self, run_id: str, within: float = 5.0) -> dict[str, Any]:
         """The run once it has left ``started`` (the spec allows "within about a second")."""

@@ -8,23 +8,19 @@ Each test works in a playbook of its own, so the tests share one server and its 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tool_serving import serving_manually, writer_and_viewer
+from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAYBOOKS = [f"w{n:02d}" for n in range(1, 31)]
 OPERATOR = writer_and_viewer(PLAYBOOKS)
-WRITER = {"Authorization": "Bearer dev-token"}
-READER = {"Authorization": "Bearer viewer-token"}
 APPROVE = "approve-campaign-brief"
 BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
 UNANSWERED = "https://on.auto/problems/unanswered"
@@ -104,18 +100,8 @@ do:
 """
 
 
-@dataclass
-class Playbook:
-    http: httpx.Client
-    base: str
-
-    def post(self, path: str, body: Any = None, headers: dict[str, str] | None = None) -> httpx.Response:
-        content = None if body is None else json.dumps(body)
-        sent = {**WRITER, "Content-Type": "application/json", **(headers or {})}
-        return self.http.post(self.base + path, content=content, headers=sent)
-
-    def get(self, path: str, params: dict[str, str] | None = None) -> httpx.Response:
-        return self.http.get(self.base + path, params=params, headers=READER)
+class Playbook(PlaybookClient):
+    """A client of one playbook of the server, with the workflow runs' calls."""
 
     def save(self, definition_type: str, name: str, source: str) -> dict[str, Any]:
         created = self.post(f"/definitions/{definition_type}", {"name": name, "source": source})
@@ -152,10 +138,6 @@ class Playbook:
         mine = [child for child in children if child.get("parent", {}).get("run_id") == run_id]
         assert len(mine) == 1, children
         return mine[0]
-
-    def advance(self, seconds: float) -> None:
-        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds})
-        assert moved.status_code == 200, moved.text
 
     def history(self, run_id: str) -> list[dict[str, Any]]:
         reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
