@@ -269,14 +269,7 @@ def _exports(items: Any) -> bool:
 def _ends(items: Any) -> bool:
     """Whether a task of the list (or of a list inside it), or a switch's case, ends the run
     (``then: end``)."""
-    for _, task in _walk(items, ""):
-        if task.get("then") == "end":
-            return True
-        if task_kind(task) == "switch":
-            for case in _cases(task):
-                if case[1].get("then") == "end":
-                    return True
-    return False
+    return any(then == "end" for _, task in _walk(items, "") for then in _thens(task))
 
 
 def _thens(task: Mapping[str, Any]) -> list[Any]:
@@ -322,6 +315,18 @@ def _shaping(task: Mapping[str, Any], section: str, key: str) -> Any:
     return part.get(key) if isinstance(part, Mapping) else None
 
 
+def _input_from(task: Mapping[str, Any], place: Place) -> str | None:
+    """JSONata text of the data after the task's (or the document's) ``input.from`` at ``place``
+    (``None`` without one)."""
+    input_from = _shaping(task, "input", "from")
+    return None if input_from is None else shaping_text(input_from, place)
+
+
+def _back_to_first(entries: Sequence[tuple[str, str, Mapping[str, Any]]]) -> bool:
+    """Whether a ``then`` of a list's tasks (or of a switch's cases) goes back to its first task."""
+    return any(str(then) == entries[0][0] for _, _, task in entries for then in _thens(task))
+
+
 @dataclass(frozen=True)
 class _Site:
     """Where a task list is compiled: its scope (Parallel branches around it; 0 outside any), its depth
@@ -343,6 +348,65 @@ class _Site:
 
 
 _Branch = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _TaskAt:
+    """A task at its place: its ``name``, its ``reference``, the ``task`` as written, the ``site`` of its
+    list, ``after`` (the state its ``then`` leads to), ``target`` (the state a ``then`` leads to from
+    there: ``continue`` the next task, ``exit`` what follows the list, ``end`` the site's end, a sibling's
+    name its first state) and the ``branch`` its states are compiled into."""
+
+    name: str
+    reference: str
+    task: Mapping[str, Any]
+    site: _Site
+    after: str
+    target: Callable[[Any], str]
+    branch: _Branch
+
+    def place(self, *, kept: str | None = None) -> Place:
+        """The variables of the task's expressions at its first state (``kept``: the variable holding the
+        task's input and start, for its later states)."""
+        started = f"${kept}.startedAt" if kept else "$states.context.State.EnteredTime"
+        bindings = {
+            "input": f"${kept}.input" if kept else "$states.input",
+            "data": "$states.input",
+            "task": (
+                f'{{"name": {literal(self.name)}, "reference": {literal(self.reference)}, '
+                f'"startedAt": {started}}}'
+            ),
+            "context": self.site.context,
+        }
+        for dsl_name, variable in self.site.caught.items():
+            bindings[dsl_name] = f"${variable}"
+        return Place(bindings)
+
+    def entry_place(self) -> Place:
+        """The variables where the task's work is evaluated in its first state: ``$data`` its input after
+        its own ``input.from``."""
+        place = self.place()
+        data = _input_from(self.task, place)
+        return place if data is None else place.with_(data=data)
+
+    def exported(self) -> tuple[str, Any] | None:
+        """The variable the task's ``export.as`` assigns, and that ``export.as`` (``None``: it exports
+        nothing here)."""
+        export_as = _shaping(self.task, "export", "as")
+        if export_as is None or self.site.context_var is None:
+            return None
+        return self.site.context_var, export_as
+
+    def kept(self, own_lists: Sequence[str]) -> str | None:
+        """The variable keeping the task's input and start for its later states, when an expression of
+        the task (not of its lists ``own_lists``) reads ``$input`` or ``$task``."""
+        return f"task_{self.site.suffix()}" if _reads_own(self.task, own_lists) else None
+
+    def has_done(self) -> bool:
+        """Whether the task, of several states, needs its Pass ``R#done`` (``output.as``, ``export.as``)."""
+        return _shaping(self.task, "output", "as") is not None or self.exported() is not None
+
+
 #: The tasks taking one way out of a state tells, in order.
 _Told = tuple[TaskRoles, ...]
 #: The target of a state going to a task's end that has no state of its own (a key of ``_Compiler.dones``).
@@ -438,7 +502,7 @@ class _Compiler:
             _shaping(task, "input", "from") is not None
             or _reads_own(task, ("do",))
             or not entries
-            or any(str(then) == entries[0][0] for _, _, inner in entries for then in _thens(inner))
+            or _back_to_first(entries)
         )
 
     def try_entry(self, task: Mapping[str, Any]) -> bool:
@@ -534,9 +598,6 @@ class _Compiler:
     def run_data(self) -> str:
         """JSONata text of the run's data from the execution's input: its ``input`` after the document's
         ``input.from``."""
-        input_from = _shaping(self.data, "input", "from")
-        if input_from is None:
-            return "$states.input.input"
         place = Place(
             {
                 "input": "$states.input.input",
@@ -546,7 +607,8 @@ class _Compiler:
                 "runtime": literal(dict(_RUNTIME)),
             }
         )
-        return shaping_text(input_from, place)
+        data = _input_from(self.data, place)
+        return "$states.input.input" if data is None else data
 
     def end_state(self) -> dict[str, Any]:
         """``#end``: tells the entry how the run ended, and ends the execution."""
@@ -619,11 +681,14 @@ class _Compiler:
 
     # -- ends without states of their own -------------------------------------------------------------
 
-    def done_target(self, reference: str, after: str) -> str:
-        """A target standing for the end of the task ``reference``, which has no state of its own there:
-        going to it goes to ``after`` and completes the task."""
+    def done_of(self, at: _TaskAt) -> str:
+        """What a task of several states goes to when its work is done: its Pass ``R#done`` where it has
+        one, else a target standing for its end, which has no state of its own there (going to it goes to
+        what follows the task and completes it)."""
+        if at.has_done():
+            return self.name(at.reference, "done")
         key = f"{_DONE}{len(self.dones)}"
-        self.dones[key] = _Done(reference, after)
+        self.dones[key] = _Done(at.reference, at.after)
         return key
 
     def resolved(self, target: str) -> tuple[str, _Told]:
@@ -717,17 +782,6 @@ class _Compiler:
             return after
         firsts = [self.first_state(reference, task) for _name, reference, task in entries]
         index_of = {name: index for index, (name, _reference, _task) in enumerate(entries)}
-
-        def target(then: Any, index: int) -> str:
-            follow = firsts[index + 1] if index + 1 < len(entries) else after
-            if then is None or then == "continue":
-                return follow
-            if then == "exit":
-                return after
-            if then == "end":
-                return site.end
-            return firsts[index_of[str(then)]]
-
         backwards = any(
             index_of.get(str(then), len(entries)) <= index
             for index, (_name, _reference, task) in enumerate(entries)
@@ -735,51 +789,28 @@ class _Compiler:
         )
         if backwards and not site.loop:
             site = replace(site, loop=True)
+
+        def targets(index: int) -> Callable[[Any], str]:
+            def target(then: Any) -> str:
+                if then is None or then == "continue":
+                    return firsts[index + 1] if index + 1 < len(entries) else after
+                if then == "exit":
+                    return after
+                if then == "end":
+                    return site.end
+                return firsts[index_of[str(then)]]
+
+            return target
+
         for index, (name, reference, task) in enumerate(entries):
-            follow = firsts[index + 1] if index + 1 < len(entries) else after
-
-            def resolve(then: Any, index: int = index) -> str:
-                return target(then, index)
-
-            self.task(name, reference, task, site, follow, resolve, branch)
+            target = targets(index)
+            self.task(_TaskAt(name, reference, task, site, target(task.get("then")), target, branch))
         return firsts[0]
 
     # -- tasks ----------------------------------------------------------------------------------------
 
-    def place(self, name: str, reference: str, site: _Site, *, kept: str | None = None) -> Place:
-        """The variables of a task's expressions at its first state (``kept``: the variable holding the
-        task's input and start, for its later states)."""
-        started = f"${kept}.startedAt" if kept else "$states.context.State.EnteredTime"
-        bindings = {
-            "input": f"${kept}.input" if kept else "$states.input",
-            "data": "$states.input",
-            "task": f'{{"name": {literal(name)}, "reference": {literal(reference)}, "startedAt": {started}}}',
-            "context": site.context,
-        }
-        for dsl_name, variable in site.caught.items():
-            bindings[dsl_name] = f"${variable}"
-        return Place(bindings)
-
-    def entry_place(self, name: str, reference: str, task: Mapping[str, Any], site: _Site) -> Place:
-        """The variables where a task's work is evaluated in its first state: ``$data`` its input after
-        its own ``input.from``."""
-        place = self.place(name, reference, site)
-        input_from = _shaping(task, "input", "from")
-        if input_from is None:
-            return place
-        return place.with_(data=shaping_text(input_from, place))
-
-    def task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        follow: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        kind = task_kind(task)
+    def task(self, at: _TaskAt) -> None:
+        kind = task_kind(at.task)
         compile_kind = {
             "set": self.set_task,
             "call": self.call_task,
@@ -789,28 +820,27 @@ class _Compiler:
             "try": self.try_task,
         }.get(kind)
         if compile_kind is None:
-            raise NotCompiled([(reference, _a(f"{kind} task"))])
-        if "if" in task:
-            place = self.place(name, reference, site)
-            skipped: _Told = ((reference, frozenset({"skipped"})),)
+            raise NotCompiled([(at.reference, _a(f"{kind} task"))])
+        if "if" in at.task:
+            skipped: _Told = ((at.reference, frozenset({"skipped"})),)
             self.add(
-                branch,
-                self.name(reference, "if"),
+                at.branch,
+                self.name(at.reference, "if"),
                 {
                     "Type": "Choice",
                     "Choices": [
                         {
-                            "Condition": template(condition_text(task["if"], place)),
-                            "Next": self.body_state(reference, task),
+                            "Condition": template(condition_text(at.task["if"], at.place())),
+                            "Next": self.body_state(at.reference, at.task),
                         }
                     ],
-                    "Default": follow,  # skipped: the next task (its then is not followed)
+                    "Default": at.target(None),  # skipped: the next task (its then is not followed)
                     _TOLD_DEFAULT: skipped,
                 },
-                reference,
+                at.reference,
                 "condition",
             )
-        compile_kind(name, reference, task, site, resolve(task.get("then")), resolve, branch)
+        compile_kind(at)
 
     def output_as(self, task: Mapping[str, Any], produced: str, place: Place) -> str | None:
         """JSONata text of a task's output after its ``output.as`` (``None`` without one), for a state
@@ -822,105 +852,79 @@ class _Compiler:
 
     def produce(
         self,
-        branch: _Branch,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
+        at: _TaskAt,
         state: dict[str, Any],
         output: str,
         place: Place,
-        after: str,
         roles: Sequence[Role],
-        name: str | None = None,
+        part: str | None = None,
     ) -> None:
-        """Adds the state where a task produces ``output`` (JSONata text; the state's ``Output`` is
-        already set where it differs), with the task's ``export.as`` as its ``Assign``, then ``after``.
+        """Adds the state ``R`` (or ``R#part``) where a task produces ``output`` (JSONata text; the state's
+        ``Output`` is already set where it differs), with the task's ``export.as`` as its ``Assign``, then
+        what follows the task.
 
         Step Functions evaluates a state's ``Assign`` and ``Output`` from the same variables; where they
         would not agree (the ``Output`` reads ``$context``, which the export assigns), the state hands on
         its output and input, and a Pass ``R#export`` exports and gives the output."""
-        name = name or self.name(reference)
-        export_as = _shaping(task, "export", "as")
-        if export_as is None or site.context_var is None:
-            state["Next"] = after
-            self.add(branch, name, state, reference, *roles)
+        name = self.name(at.reference, part)
+        exported = at.exported()
+        if exported is None or not _mentions(state.get("Output"), exported[0]):
+            if exported is not None:
+                variable, export_as = exported
+                exporting = place.with_(data=output, output=output)
+                state["Assign"] = {variable: template(shaping_text(export_as, exporting))}
+            state["Next"] = at.after
+            self.add(at.branch, name, state, at.reference, *roles)
             return
-        exported = place.with_(data=output, output=output)
-        assign = {site.context_var: template(shaping_text(export_as, exported))}
-        if not _mentions(state.get("Output"), site.context_var):
-            state["Assign"] = assign
-            state["Next"] = after
-            self.add(branch, name, state, reference, *roles)
-            return
-        export = self.name(reference, "export")
+        variable, export_as = exported
+        export = self.name(at.reference, "export")
         state["Output"] = template(f'{{"output": {output}, "input": {place.bindings["input"]}}}')
         state["Next"] = export
-        self.add(branch, name, state, reference, *(role for role in roles if role != "completed"))
+        self.add(at.branch, name, state, at.reference, *(role for role in roles if role != "completed"))
         handed = place.with_(
             input="$states.input.input", data="$states.input.output", output="$states.input.output"
         )
         self.add(
-            branch,
+            at.branch,
             export,
             {
                 "Type": "Pass",
                 "Output": template("$states.input.output"),
-                "Assign": {site.context_var: template(shaping_text(export_as, handed))},
-                "Next": after,
+                "Assign": {variable: template(shaping_text(export_as, handed))},
+                "Next": at.after,
             },
-            reference,
+            at.reference,
             "completed",
         )
 
-    def set_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        place = self.entry_place(name, reference, task, site)
-        value = task.get("set")
+    def set_task(self, at: _TaskAt) -> None:
+        place = at.entry_place()
+        value = at.task.get("set")
         produced = value_text(value, place)
-        output = self.output_as(task, produced, place)
+        output = self.output_as(at.task, produced, place)
         state: dict[str, Any] = {
             "Type": "Pass",
             "Output": template(output) if output is not None else template_field(value, place),
         }
-        self.produce(
-            branch, reference, task, site, state, output or produced, place, after, ("entered", "completed")
-        )
+        self.produce(at, state, output or produced, place, ("entered", "completed"))
 
-    def call_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-        catchers: Sequence[dict[str, Any]] | None = None,
-    ) -> None:
+    def call_task(self, at: _TaskAt, catchers: Sequence[dict[str, Any]] | None = None) -> None:
         """The call's Task; its Catch is ``catchers`` (a ``try``'s), else outside any ``try`` the end's."""
-        place = self.entry_place(name, reference, task, site)
-        with_ = mapping(task.get("with"))
+        place = at.entry_place()
+        with_ = mapping(at.task.get("with"))
         payload: dict[str, Any] = {
             "action": engine.CALL_ACTION,
             "token": template("$states.context.Task.Token"),
             "run": template("$run"),
             "depth": template("$depth"),
-            "task": reference,
-            "attempt": self.attempt(site),
+            "task": at.reference,
+            "attempt": self.attempt(at.site),
             "type": member(with_.get("type"), place),
             "name": member(with_.get("name"), place),
             "input": template_field(with_.get("input", {}), place),
         }
         result = "$states.result.output"
-        output = self.output_as(task, result, place) or result
+        output = self.output_as(at.task, result, place) or result
         state: dict[str, Any] = {
             "Type": "Task",
             "Resource": engine.WAIT_FOR_TOKEN_RESOURCE,
@@ -931,12 +935,10 @@ class _Compiler:
             ],
         }
         if catchers is None:
-            catchers = [self.end_catcher(reference)] if site.scope == 0 else []
+            catchers = [self.end_catcher(at.reference)] if at.site.scope == 0 else []
         if catchers:
             state["Catch"] = list(catchers)
-        self.produce(
-            branch, reference, task, site, state, output, place, after, ("entered", "completed", "call")
-        )
+        self.produce(at, state, output, place, ("entered", "completed", "call"))
 
     def attempt(self, site: _Site) -> str:
         """The ``attempt`` of a call (see the module's docstring)."""
@@ -955,75 +957,55 @@ class _Compiler:
             return {"Type": "Pass", "Assign": {UNCAUGHT: template(error)}, "Next": self.name(DOCUMENT, "end")}
         return {"Type": "Fail", "Error": engine.ERROR_NAME, "Cause": template(f"$string({error})")}
 
-    def raise_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        place = self.entry_place(name, reference, task, site)
-        raised = mapping(task.get("raise"))
+    def raise_task(self, at: _TaskAt) -> None:
+        place = at.entry_place()
+        raised = mapping(at.task.get("raise"))
         error = raised.get("error")
         if isinstance(error, str):
             error = self.use_errors.get(error)
-        written, text = raised_error(error if isinstance(error, Mapping) else {}, reference, place)
-        state = self.raise_error(text, site)
+        written, text = raised_error(error if isinstance(error, Mapping) else {}, at.reference, place)
+        state = self.raise_error(text, at.site)
         if written and state["Type"] == "Fail":
             state["Cause"] = written
-        self.add(branch, self.name(reference), state, reference, "entered", "failed")
+        self.add(at.branch, self.name(at.reference), state, at.reference, "entered", "failed")
 
-    def switch_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        raw = self.place(name, reference, site)
-        output = self.output_as(task, "$states.input", raw)
-        export_as = _shaping(task, "export", "as")
-        exporting = export_as is not None and site.context_var is not None
-        split = exporting and output is not None and _mentions(output, str(site.context_var))
+    def switch_task(self, at: _TaskAt) -> None:
+        raw = at.place()
+        output = self.output_as(at.task, "$states.input", raw)
+        exported = at.exported()
+        split = exported is not None and output is not None and _mentions(output, exported[0])
         if split:
             # The output is made first (a Pass), the cases then read the input it hands on.
             self.add(
-                branch,
-                self.name(reference),
+                at.branch,
+                self.name(at.reference),
                 {
                     "Type": "Pass",
                     "Output": template(f'{{"output": {output}, "input": $states.input}}'),
-                    "Next": self.name(reference, "cases"),
+                    "Next": self.name(at.reference, "cases"),
                 },
-                reference,
+                at.reference,
                 "entered",
             )
             raw = raw.with_(input="$states.input.input", data="$states.input.input")
             output = "$states.input.output"
-        place = raw
-        input_from = _shaping(task, "input", "from")
-        if input_from is not None:
-            place = raw.with_(data=shaping_text(input_from, raw))
+        data = _input_from(at.task, raw)
+        place = raw if data is None else raw.with_(data=data)
         rules: list[dict[str, Any]] = []
         default: str | None = None
-        for _case_name, case in _cases(task):
-            target = resolve(case.get("then"))
+        for _case_name, case in _cases(at.task):
+            target = at.target(case.get("then"))
             if "when" in case:
                 rules.append({"Condition": template(condition_text(case["when"], place)), "Next": target})
             elif default is None:
                 default = target
         if default is None:
-            default = resolve(None)
+            default = at.target(None)
         assign = None
-        if exporting and export_as is not None and site.context_var is not None:
+        if exported is not None:
+            variable, export_as = exported
             out = output if output is not None else raw.bindings["input"]
-            assign = {site.context_var: template(shaping_text(export_as, raw.with_(data=out, output=out)))}
+            assign = {variable: template(shaping_text(export_as, raw.with_(data=out, output=out)))}
         state: dict[str, Any]
         if output is not None or assign:
             # The same shaping on every way out: a rule that always holds stands for the default.
@@ -1039,67 +1021,25 @@ class _Compiler:
         else:
             state = {"Type": "Pass", "Next": default}
         if split:
-            self.add(branch, self.name(reference, "cases"), state, reference, "completed")
+            self.add(at.branch, self.name(at.reference, "cases"), state, at.reference, "completed")
         else:
-            self.add(branch, self.name(reference), state, reference, "entered", "completed")
+            self.add(at.branch, self.name(at.reference), state, at.reference, "entered", "completed")
 
-    def kept(self, task: Mapping[str, Any], own_lists: Sequence[str], site: _Site) -> str | None:
-        """The variable keeping a task's input and start for its later states, when an expression of
-        the task (not of its lists) reads ``$input`` or ``$task``."""
-        return f"task_{site.suffix()}" if _reads_own(task, own_lists) else None
-
-    def has_done(self, task: Mapping[str, Any], site: _Site) -> bool:
-        """Whether a task of several states needs its Pass ``R#done`` (``output.as``, ``export.as``)."""
-        return _shaping(task, "output", "as") is not None or (
-            _shaping(task, "export", "as") is not None and site.context_var is not None
-        )
-
-    def done_state(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        kept: str | None,
-        branch: _Branch,
-    ) -> None:
+    def done_state(self, at: _TaskAt, kept: str | None) -> None:
         """``R#done``: where a task of several states produces its output (``output.as``, ``export.as``)."""
-        place = self.place(name, reference, site, kept=kept)
-        output = self.output_as(task, "$states.input", place)
+        place = at.place(kept=kept)
+        output = self.output_as(at.task, "$states.input", place)
         state: dict[str, Any] = {"Type": "Pass"}
         if output is not None:
             state["Output"] = template(output)
-        self.produce(
-            branch,
-            reference,
-            task,
-            site,
-            state,
-            output or "$states.input",
-            place,
-            after,
-            ("completed",),
-            name=self.name(reference, "done"),
-        )
+        self.produce(at, state, output or "$states.input", place, ("completed",), part="done")
 
-    def entry_state(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        kept: str | None,
-        assign: dict[str, Any],
-        following: str,
-        branch: _Branch,
-    ) -> None:
+    def entry_state(self, at: _TaskAt, kept: str | None, assign: dict[str, Any], following: str) -> None:
         """``R``: a Pass starting a task of several states (``input.from``, the kept input)."""
-        place = self.place(name, reference, site)
         state: dict[str, Any] = {"Type": "Pass"}
-        input_from = _shaping(task, "input", "from")
-        if input_from is not None:
-            state["Output"] = template(shaping_text(input_from, place))
+        data = _input_from(at.task, at.place())
+        if data is not None:
+            state["Output"] = template(data)
         if kept:
             assign = {
                 kept: template('{"input": $states.input, "startedAt": $states.context.State.EnteredTime}'),
@@ -1108,31 +1048,21 @@ class _Compiler:
         if assign:
             state["Assign"] = assign
         state["Next"] = following
-        self.add(branch, self.name(reference), state, reference, "entered")
+        self.add(at.branch, self.name(at.reference), state, at.reference, "entered")
 
-    def do_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        kept = self.kept(task, ("do",), site)
-        has_done = self.has_done(task, site)
-        done = self.name(reference, "done") if has_done else self.done_target(reference, after)
-        inner = replace(site, depth=site.depth + 1)
-        entry_index = len(branch)
-        first = self.task_list(task.get("do"), f"{reference}/do", inner, done, branch)
-        if self.do_entry(task):
-            self.entry_state(name, reference, task, site, kept, {}, first, branch)
-            _move_to(branch, self.name(reference), entry_index)
+    def do_task(self, at: _TaskAt) -> None:
+        kept = at.kept(("do",))
+        done = self.done_of(at)
+        inner = replace(at.site, depth=at.site.depth + 1)
+        entry_index = len(at.branch)
+        first = self.task_list(at.task.get("do"), f"{at.reference}/do", inner, done, at.branch)
+        if self.do_entry(at.task):
+            self.entry_state(at, kept, {}, first)
+            _move_to(at.branch, self.name(at.reference), entry_index)
         else:
-            self.starts.setdefault(first, []).insert(0, reference)
-        if has_done:
-            self.done_state(name, reference, task, site, after, kept, branch)
+            self.starts.setdefault(first, []).insert(0, at.reference)
+        if at.has_done():
+            self.done_state(at, kept)
 
     def folded_recovery(
         self, reference: str, catch_do: Any, recovery: str, branch: _Branch
@@ -1142,10 +1072,8 @@ class _Compiler:
         entries = list(_entries(catch_do, f"{reference}/catch/do"))
         if not entries:
             return None
-        first_name, first_reference, first = entries[0]
-        if task_kind(first) != "set" or "if" in first:
-            return None
-        if any(str(then) == first_name for _, _, task in entries for then in _thens(task)):
+        _first_name, first_reference, first = entries[0]
+        if task_kind(first) != "set" or "if" in first or _back_to_first(entries):
             return None
         name = self.name(first_reference)
         state = branch.get(name)
@@ -1161,27 +1089,18 @@ class _Compiler:
         rule[_TOLD] = ((first_reference, frozenset({"entered", "completed"})),)
         return rule
 
-    def try_task(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        after: str,
-        resolve: Callable[[Any], str],
-        branch: _Branch,
-    ) -> None:
-        catch: Mapping[str, Any] = mapping(task.get("catch"))
+    def try_task(self, at: _TaskAt) -> None:
+        reference, site, branch = at.reference, at.site, at.branch
+        catch: Mapping[str, Any] = mapping(at.task.get("catch"))
         retry = self.retry_of(catch)
         suffix = site.suffix()
         error_var = f"error_{suffix}"
         counter = f"retry_{suffix}" if retry is not None else None
         tried = f"tried_{suffix}" if retry is not None and needs_attempt_duration(retry) else None
-        kept = self.kept(task, ("try",), site)
-        starts = self.try_entry(task)
-        single = self.single_call(reference, task)
-        has_done = self.has_done(task, site)
-        done = self.name(reference, "done") if has_done else self.done_target(reference, after)
+        kept = at.kept(("try",))
+        starts = self.try_entry(at.task)
+        single = self.single_call(reference, at.task)
+        done = self.done_of(at)
         if single is not None:
             body = self.name(single[1])
         else:
@@ -1190,7 +1109,7 @@ class _Compiler:
         # The catch: its recovery, its decision.
         as_name = str(catch.get("as") or "error")
         catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: error_var})
-        catch_place = self.place(name, reference, catch_site, kept=kept)
+        catch_place = replace(at, site=catch_site).place(kept=kept)
         recovery = done
         catch_index = len(branch)
         catch_do = catch.get("do")
@@ -1259,54 +1178,41 @@ class _Compiler:
             "Next": decide,
         }
         states: _Branch = {}
+        own = replace(at, branch=states)
+        inner_site = replace(
+            site, depth=site.depth + 1, retries=site.retries + ((counter,) if counter else ())
+        )
         if starts:
             assign: dict[str, Any] = {}
             if counter:
                 assign[counter] = template('{"attempt": 0, "first": $millis()}')
-            self.entry_state(name, reference, task, site, kept, assign, body, states)
+            self.entry_state(own, kept, assign, body)
         if single is not None:
-            single_name, single_reference, single_task = single
-            inner_site = replace(
-                site, depth=site.depth + 1, retries=site.retries + ((counter,) if counter else ())
-            )
+            # Its ``then`` (``continue`` or ``exit``) leads where the list's end does.
+            call_name, call_reference, call = single
             self.call_task(
-                single_name,
-                single_reference,
-                single_task,
-                inner_site,
-                done,
-                resolve,
-                states,
+                _TaskAt(call_name, call_reference, call, inner_site, done, lambda _then: done, states),
                 catchers=[catcher],
             )
             if not starts:
                 self.starts.setdefault(body, []).insert(0, reference)
         else:
-            self.parallel(name, reference, task, site, body, counter, catcher, starts, done, states)
-        for state_name_, state in catch_states.items():
-            states[state_name_] = state
+            self.parallel(own, inner_site, body, catcher, starts, done)
+        states.update(catch_states)
         # The task's own states first, then its recovery (already in ``branch``), then ``R#done``.
         recovery_states = {key: branch.pop(key) for key in list(branch)[catch_index:]}
         branch.update(states)
         branch.update(recovery_states)
-        if has_done:
-            self.done_state(name, reference, task, site, after, kept, branch)
+        if at.has_done():
+            self.done_state(at, kept)
 
     def parallel(
-        self,
-        name: str,
-        reference: str,
-        task: Mapping[str, Any],
-        site: _Site,
-        body: str,
-        counter: str | None,
-        catcher: dict[str, Any],
-        starts: bool,
-        done: str,
-        states: _Branch,
+        self, at: _TaskAt, inner_site: _Site, body: str, catcher: dict[str, Any], starts: bool, done: str
     ) -> None:
-        """A ``try``'s Parallel: its list in a branch of its own (a scope of its own)."""
-        items = task.get("try")
+        """A ``try``'s Parallel ``body``, into ``at.branch``: its list in a branch of its own (a scope of
+        its own), compiled at ``inner_site`` (the list's depth and retry counts)."""
+        reference, site, states = at.reference, at.site, at.branch
+        items = at.task.get("try")
         own_context = _exports(items)
         ends = _ends(items)
         inner_context_var = f"context_{site.scope + 1}" if own_context else None
@@ -1314,15 +1220,12 @@ class _Compiler:
         inner_branch: _Branch = {}
         out_name = self.name(reference, "out")
         end_name = self.name(reference, "end")
-        inner = _Site(
+        inner = replace(
+            inner_site,
             scope=site.scope + 1,
-            depth=site.depth + 1,
             context=f"${inner_context_var}" if inner_context_var else site.context,
             context_var=inner_context_var,
             end=end_name if ends else _END,
-            retries=site.retries + ((counter,) if counter else ()),
-            loop=site.loop,
-            caught=site.caught,
         )
         first = self.task_list(items, f"{reference}/try", inner, out_name if envelope else _END, inner_branch)
         if own_context:
