@@ -32,6 +32,23 @@ there without a transition of its own on every run — a Pass's or a Choice's ex
 any ``try`` — fails the execution instead (``States.QueryEvaluationError``), and the run ends from that
 failure as an ending without the end (above), as the ``expression`` error.
 
+**A listen** (``listen``) is a Task on :data:`WAIT_FOR_TOKEN_RESOURCE` whose payload is ``{"action":
+"listen", "token", "run", "task", "attempt", "to": {"one": <filter>} | {"any": [<filter>…]} | {"all":
+[<filter>…]}, "read": "data" | "envelope"}``; a filter is ``{"with": {"type"?, "source"?, "subject"?,
+"data"?}}`` as written in the document (a value that is an expression is kept as its ``${ … }`` text: the
+entry evaluates it over the event's attribute as ``$data``). The entry takes kept events that match, or
+keeps the token with the filters; a sent or emitted event that completes them answers the token with
+``{"output": <the events' data, or the whole events with read: envelope, as a list>}``.
+
+**An emit** (``emit``) is a Task on :data:`INVOKE_RESOURCE` with ``{"action": "emit", "run", "task",
+"attempt", "event": {"type", "source", "subject"?, "data"?}}`` (evaluated); the entry records
+``event_published`` once per run, task and attempt, and hands the event to the playbook's listens whose
+filter writes its ``type`` out. Its result is ignored: the task's output is its input.
+
+**A deadline** (a task's ``timeout`` passed while a call waited): a Task on :data:`INVOKE_RESOURCE` with
+``{"action": "deadline", "run", "task", "attempt"}`` before the ``timeout`` error is raised: the entry
+cancels the called run (kind ``deadline``) if it is still started.
+
 ``ENTRY_FUNCTION`` is a placeholder in the saved ``state_machine`` (what a caller sees); the runtime
 puts the entry function's ARN in its place when it creates the state machine.
 """
@@ -49,6 +66,9 @@ INVOKE_RESOURCE: Final = "arn:aws:states:::lambda:invoke"
 #: The entry's actions.
 CALL_ACTION: Final = "call"
 END_ACTION: Final = "end"
+LISTEN_ACTION: Final = "listen"
+EMIT_ACTION: Final = "emit"
+DEADLINE_ACTION: Final = "deadline"
 #: Not from the machine: the execution ended without its end task (Step Functions failed it: a payload
 #: past 256 KiB, 25,000 history events, its own timeout). On AWS a rule on the execution's status change
 #: invokes the entry; locally the executor does.
