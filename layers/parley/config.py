@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
@@ -66,6 +67,10 @@ OPERATOR_CONFIG_MAX_AGE_SECONDS: Final = 60.0
 SECRET_REFERENCE_PREFIX: Final = "{{resolve:secretsmanager:"
 OPEN_REQUESTS_VARIABLE: Final = "INTERACTION_OPEN_REQUESTS"
 DEFAULT_INTERACTION_OPEN_REQUESTS: Final = 10_000
+WORKFLOW_MAX_DURATION_VARIABLE: Final = "WORKFLOW_MAX_DURATION"
+DEFAULT_WORKFLOW_MAX_DURATION: Final = "P30D"
+WORKFLOW_MAX_DURATION_MIN: Final = timedelta(hours=2)
+WORKFLOW_MAX_DURATION_MAX: Final = timedelta(days=365)
 
 _IDENTIFIER: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SERVER_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
@@ -262,11 +267,33 @@ class ToolServer:
         return org in self.orgs and (self.playbooks is None or playbook in self.playbooks)
 
 
+def _workflow_max_duration(text: str) -> str:
+    """A workflow run's longest duration (``workflow-format.md``, "Bounds"): 2 hours to 365 days."""
+    from parley.documents.durations import duration_in_words, parse_duration
+
+    duration = parse_duration(text)
+    if not WORKFLOW_MAX_DURATION_MIN <= duration <= WORKFLOW_MAX_DURATION_MAX:
+        words = duration_in_words(duration)
+        raise ValueError(f"{text} ({words}) is outside 2 hours (PT2H) to 365 days (P365D)")
+    return text
+
+
 @dataclass(frozen=True)
 class Limits:
     interaction_open_requests: int = field(
         default=DEFAULT_INTERACTION_OPEN_REQUESTS, metadata=reads(whole(minimum=1))
     )
+    #: A workflow run's longest duration, ISO 8601 (``WORKFLOW_MAX_DURATION`` wins): past it the run ends
+    #: ``cancelled`` as ``overrun``.
+    workflow_max_duration: str = field(
+        default=DEFAULT_WORKFLOW_MAX_DURATION, metadata=reads(then(text, _workflow_max_duration))
+    )
+
+    @property
+    def workflow_max_seconds(self) -> int:
+        from parley.documents.durations import parse_duration
+
+        return int(parse_duration(self.workflow_max_duration).total_seconds())
 
 
 # --- models (reasoning functions) ---------------------------------------------------------------
@@ -786,7 +813,8 @@ def _log() -> logging.Logger:
 def _apply_environment(data: dict[str, Any], source: str, environ: Mapping[str, str]) -> dict[str, Any]:
     """The variables that win over the file: ``INTERACTION_OPEN_REQUESTS`` over
     ``limits.interaction_open_requests``, ``REASONING_MAX_INPUT_TOKENS`` over
-    ``models.reasoning_max_input_tokens``."""
+    ``models.reasoning_max_input_tokens``, ``WORKFLOW_MAX_DURATION`` over
+    ``limits.workflow_max_duration``."""
     for variable, section, key in (
         (OPEN_REQUESTS_VARIABLE, "limits", "interaction_open_requests"),
         (REASONING_MAX_INPUT_TOKENS_VARIABLE, "models", "reasoning_max_input_tokens"),
@@ -794,13 +822,21 @@ def _apply_environment(data: dict[str, Any], source: str, environ: Mapping[str, 
         value = _whole_number_variable(environ, variable)
         if value is None:
             continue
-        current = data.get(section)
-        if current is None:
-            current = {}
-        if not isinstance(current, dict):
-            continue  # left to validation, which names the section
-        data = {**data, section: {**current, key: value}}
+        data = _set_in(data, section, key, value)
+    duration = environ.get(WORKFLOW_MAX_DURATION_VARIABLE, "").strip()
+    if duration:
+        data = _set_in(data, "limits", "workflow_max_duration", duration)
     return data
+
+
+def _set_in(data: dict[str, Any], section: str, key: str, value: Any) -> dict[str, Any]:
+    """``data`` with ``section.key`` set (a section that is not a mapping is left to validation)."""
+    current = data.get(section)
+    if current is None:
+        current = {}
+    if not isinstance(current, dict):
+        return data  # left to validation, which names the section
+    return {**data, section: {**current, key: value}}
 
 
 def _whole_number_variable(environ: Mapping[str, str], variable: str) -> int | None:

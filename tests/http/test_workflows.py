@@ -448,3 +448,28 @@ def test_every_task_and_field_of_this_version(playbook: Playbook) -> None:
         assert ("task_skipped", "/do/0/prepare/do/1/skipped-when-calm") in events
         assert ("task_started", "/do/0/prepare/do/3/never-reached") not in events
         assert (("task_started", "/do/2/calm") in events) is bool(calm)
+
+
+def test_a_run_past_the_longest_duration_is_cancelled_as_overrun(tmp_path: Path, example_source: str) -> None:
+    """WORKFLOW_MAX_DURATION (here the configuration's limits.workflow_max_duration, two hours): the run's
+    execution times out, the run ends cancelled as overrun, and the run it waited for is cancelled."""
+    config = tmp_path / "operator.yaml"
+    config.write_text(
+        writer_and_viewer(["w99"], "limits:", "  workflow_max_duration: PT2H"), encoding="utf-8"
+    )
+    with (
+        serving_manually(config, tmp_path / "serve.log") as url,
+        httpx.Client(base_url=url, timeout=30) as http,
+    ):
+        playbook = Playbook(http, "/v1/orgs/acme/playbooks/w99")
+        playbook.save("interaction", APPROVE, example_source)
+        playbook.save("workflow", "brief-approval", BRIEF_APPROVAL)
+        run_id = playbook.started("brief-approval", BRIEF)
+        child = playbook.child_of(run_id)
+        playbook.advance(2 * 3600 + 1)
+        done = playbook.run_of(run_id)
+        assert done["status"] == "rejected", done
+        assert (done["rejection"]["reason"], done["rejection"]["kind"]) == ("cancelled", "overrun")
+        ended = playbook.run_of(child["run_id"])
+        assert (ended["rejection"]["reason"], ended["rejection"]["kind"]) == ("cancelled", "parent_ended")
+        assert playbook.open_requests() == []

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.workflow.engine import CALL_ACTION, END_ACTION, ENDED_ACTION
+from parley.workflow.engine import CALL_ACTION, DEADLINE_ACTION, END_ACTION, ENDED_ACTION
 
 #: EventBridge's event for a Step Functions execution that changed status (the stack's rule sends the
 #: stage's workflow machines' FAILED and TIMED_OUT executions here).
@@ -47,6 +47,8 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
         action = event.get("action")
         if action == ENDED_ACTION:
             return {"outcome": workflows.ended(event)}
+        if action == DEADLINE_ACTION:
+            return {"outcome": workflows.deadline(event)}
         if action == CALL_ACTION:
             return {"outcome": workflows.call(event)}
         if action == END_ACTION:

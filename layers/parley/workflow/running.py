@@ -63,6 +63,8 @@ MAX_PAYLOAD_BYTES: Final = 256 * 1024
 _CALL_NAMESPACE: Final = uuid.UUID("6f6c5a54-3c1e-4f55-9d38-2b8f1f6c0a77")
 #: The kinds of a cancellation (``workflow-format.md``, "How a run ends").
 PARENT_ENDED: Final = "parent_ended"
+DEADLINE: Final = "deadline"
+OVERRUN: Final = "overrun"
 
 
 def called_run_id(workflow_run_id: str, task: str, attempt: str) -> str:
@@ -208,9 +210,32 @@ class Workflows:
             compiled = engine.with_entry(
                 compile_workflow(document.data).definition, workflows.workflow_function_arn
             )
-            return workflows.create_state_machine(machine_name(playbook, name), compiled)
+            return workflows.create_state_machine(machine_name(playbook, name), self._bounded(compiled))
 
         return self._machines.get((playbook, name, version), make)
+
+    def _bounded(self, machine: dict[str, Any]) -> dict[str, Any]:
+        """The machine with its execution's timeout: the document's ``timeout`` (compiled as the
+        machine's ``TimeoutSeconds``), at most the operator's longest duration of a run."""
+        longest = self.runs.runtime.operator.limits.workflow_max_seconds
+        own = machine.get("TimeoutSeconds")
+        bounded = min(own, longest) if isinstance(own, int) and not isinstance(own, bool) else longest
+        return {**machine, "TimeoutSeconds": bounded}
+
+    def _overran(self, playbook: PlaybookRef, run: Run) -> bool:
+        """Whether a run whose execution timed out passed the operator's longest duration (``overrun``)
+        rather than its document's own ``timeout``."""
+        version = self.runs.runtime.definitions.get_version(
+            playbook, "workflow", run.name, run.definition_version
+        )
+        if version is None:
+            return True
+        from parley.workflow.compiler import compile_workflow
+
+        document = self._document(playbook, run.name, run.definition_version, version.source)
+        own = compile_workflow(document.data).definition.get("TimeoutSeconds")
+        longest = self.runs.runtime.operator.limits.workflow_max_seconds
+        return not (isinstance(own, int) and own <= longest)
 
     def _engine(self) -> WorkflowEngine:
         workflows = self.runs.runtime.workflows
@@ -366,7 +391,24 @@ class Workflows:
         run = self.runs.store.get_run(playbook, key.run_id)
         if run is None or run.status != "started":
             return "unchanged"
-        return self._end(playbook, run, None, rejection_of(execution_error(payload)))
+        if payload.get("status") == "TIMED_OUT" and self._overran(playbook, run):
+            longest = self.runs.runtime.operator.limits.workflow_max_duration
+            detail = f"The run passed its longest duration ({longest}, WORKFLOW_MAX_DURATION)."
+            ending = self._end(playbook, run, None, Problem("cancelled", detail, kind=OVERRUN))
+            self._cancel_called(playbook, run, PARENT_ENDED)
+            return ending
+        ending = self._end(playbook, run, None, rejection_of(execution_error(payload)))
+        if payload.get("status") == "TIMED_OUT":
+            self._cancel_called(playbook, run, DEADLINE)  # the document's timeout
+        return ending
+
+    def deadline(self, payload: Mapping[str, Any]) -> str:
+        """A task's ``timeout`` passed while its call waited: cancel the called run (kind ``deadline``)
+        if it is still started. What happened: ``cancelled`` or ``unchanged``."""
+        key = RunKey.from_json(payload["run"])
+        playbook = PlaybookRef(key.org, key.playbook)
+        child_id = called_run_id(key.run_id, str(payload["task"]), str(payload.get("attempt", "0")))
+        return self._cancel(playbook, key.run_id, child_id, DEADLINE)
 
     def _output_problem(self, playbook: PlaybookRef, run: Run, output: Any) -> Problem | None:
         if _size(output) > MAX_PAYLOAD_BYTES:
@@ -457,20 +499,29 @@ class Workflows:
         if run.execution is not None:
             with contextlib.suppress(Problem):  # an execution out of reach ends at its own end entry
                 self._engine().stop_execution(run.execution, "Parley.Cancelled", detail[:1000])
+        self._cancel_called(playbook, run, PARENT_ENDED)
+
+    def _cancel_called(self, playbook: PlaybookRef, run: Run, kind: str) -> None:
+        """Cancel every run the workflow run waits for, with ``kind``."""
         for child_id in self._called_runs(playbook, run.run_id):
-            child = self.runs.store.get_run(playbook, child_id)
-            if child is None or child.status != "started":
-                continue
-            try:
-                self.runs.cancel_run(
-                    playbook,
-                    child_id,
-                    reason=f"The workflow run {run.run_id} that waited for it ended.",
-                    cancelled_by=f"workflow:{run.run_id}",
-                    kind=PARENT_ENDED,
-                )
-            except Problem:
-                continue  # it ended meanwhile
+            self._cancel(playbook, run.run_id, child_id, kind)
+
+    def _cancel(self, playbook: PlaybookRef, run_id: str, child_id: str, kind: str) -> str:
+        child = self.runs.store.get_run(playbook, child_id)
+        if child is None or child.status != "started":
+            return "unchanged"
+        why = "its task's timeout passed" if kind == DEADLINE else "it ended"
+        try:
+            self.runs.cancel_run(
+                playbook,
+                child_id,
+                reason=f"The workflow run {run_id} that waited for it no longer does: {why}.",
+                cancelled_by=f"workflow:{run_id}",
+                kind=kind,
+            )
+        except Problem:
+            return "unchanged"  # it ended meanwhile
+        return "cancelled"
 
     def _called_runs(self, playbook: PlaybookRef, run_id: str) -> list[str]:
         found: list[str] = []

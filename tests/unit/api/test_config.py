@@ -116,7 +116,7 @@ def test_a_bad_open_requests_variable_is_named(value: str) -> None:
         ),
         (
             "limits: {open_requests: 3}",
-            "operator.yaml: limits: unknown key 'open_requests' (allowed: interaction_open_requests)",
+            "operator.yaml: limits: unknown key 'open_requests' (allowed: interaction_open_requests, workflow_max_duration)",
         ),
         (
             "tool_servers: [{name: c, url: 'http://x', orgs: [a], header: {}}]",
@@ -225,3 +225,18 @@ def test_environment_settings_need_the_table() -> None:
     assert EnvironmentSettings.from_environment({"PARLEY_TABLE": "parley-prod"}).table_name == "parley-prod"
     with pytest.raises(OperatorConfigError, match="PARLEY_TABLE"):
         EnvironmentSettings.from_environment({})
+
+
+def test_a_workflow_runs_longest_duration_is_two_hours_to_a_year_and_the_variable_wins() -> None:
+    from parley.config import OperatorConfigError, parse_operator_config
+
+    assert (
+        parse_operator_config("principals: []\n", "t", environ={}).limits.workflow_max_seconds == 30 * 86400
+    )
+    written = "principals: []\nlimits: { workflow_max_duration: PT3H }\n"
+    assert parse_operator_config(written, "t", environ={}).limits.workflow_max_seconds == 3 * 3600
+    overridden = parse_operator_config(written, "t", environ={"WORKFLOW_MAX_DURATION": "P365D"})
+    assert overridden.limits.workflow_max_duration == "P365D"
+    for refused in ("PT1H", "P366D", "a day"):
+        with pytest.raises(OperatorConfigError, match="workflow_max_duration"):
+            parse_operator_config("principals: []\n", "t", environ={"WORKFLOW_MAX_DURATION": refused})
