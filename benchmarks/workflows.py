@@ -21,12 +21,23 @@ Lambda invocations are counted as the local runtime makes them (each handler's i
 function), and checked against the Lambda tasks of the two executions' histories. API Gateway requests
 are the POSTs that act (run, answer); the reads the benchmark makes to find the called run and to see
 the ending are not counted, nor their DynamoDB calls.
+
+- ``waiting_runs``: the local runtime with 10 and 1,000 brief-approval runs waiting at once (each
+  waiting on its called interaction run's open request), in a fresh interpreter as
+  ``benchmarks.local_scale`` measures open requests: RSS, threads, store items, and the p50 of starting
+  one more run and of answering one called run until its workflow run has succeeded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
+import json
+import os
+import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import httpx
 
+from benchmarks import local_scale
 from benchmarks.runs import (
     ASSUMED_BILLED_SECONDS,
     BASE,
@@ -341,12 +353,147 @@ def answer_to_succeeded(rounds: int = 40) -> tuple[float, float]:
     return percentiles(samples[3:])
 
 
+# -- workflow runs waiting at once --------------------------------------------------------------------
+
+#: Brief-approval runs waiting at once, at each stage.
+WAITING_SIZES: Final = (10, 1_000)
+
+
+def waiting_runs() -> dict[str, Any]:
+    """The figures of :data:`WAITING_SIZES` waiting runs, measured in a fresh interpreter (``python -m
+    benchmarks.workflows --waiting``), so that they are the server's alone: a list of stages, each with
+    ``waiting``, ``open`` (the open requests' counter), ``items`` (the table's), ``rss_mib``,
+    ``threads``, ``run_ms`` and ``answer_ms`` (p50), and ``seed_seconds``."""
+    env = {**os.environ, "POWERTOOLS_LOG_LEVEL": "WARNING"}
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.workflows", "--waiting"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        output = f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        raise RuntimeError(f"the waiting-runs benchmark failed:\n{output}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def _waiting_child() -> dict[str, Any]:
+    """The measuring process: ``parley serve``'s server (the real clock, no data folder), the
+    operator's open-requests limit at 10,000 (``benchmarks.local_scale``'s), runs started through the
+    API handler in process (``LocalServer.answer``, what the HTTP front calls)."""
+    import psutil
+
+    from parley.config import parse_operator_config
+    from parley.local.server import ServeOptions, running
+
+    process = psutil.Process()
+    operator = parse_operator_config(local_scale.OPERATOR, "bench", environ={})
+    stages: list[dict[str, Any]] = []
+    seed_seconds = 0.0
+    with running(ServeOptions(port=0, clock="real"), operator) as server:
+        seeder = local_scale._Seeder(server)
+        seeder.post("/definitions/interaction", {"name": FUNCTION, "source": BRIEF})
+        seeder.post("/definitions/workflow", {"name": WORKFLOW, "source": WORKFLOW_SOURCE})
+        waiting: list[str] = []
+
+        def start() -> str:
+            started = seeder.post(f"/definitions/workflow/{WORKFLOW}/run", {"input": INPUT})
+            if started["status"] != "started":
+                raise RuntimeError(f"the workflow run did not wait: {started}")
+            return str(started["run_id"])
+
+        for size in WAITING_SIZES:
+            began = time.monotonic()
+            while len(waiting) < size:
+                waiting.append(start())
+            seed_seconds += time.monotonic() - began
+            if seeder.open_count() != size:
+                raise RuntimeError(f"{seeder.open_count()} open requests with {size} workflow runs waiting")
+            gc.collect()
+            rss, threads, items = process.memory_info().rss, process.num_threads(), seeder.items()
+            timings: dict[str, list[float]] = {"run_ms": [], "answer_ms": []}
+            for i in range(local_scale.ROUNDS + local_scale.WARM):
+                # One answered (its workflow run then succeeds), one started: the size holds.
+                run_id = waiting.pop(0)
+                called = _called_by(server, run_id)
+                began = time.perf_counter()
+                seeder.post(f"/runs/{called}/answer", ANSWER)
+                answered = (time.perf_counter() - began) * 1000
+                if (status := _get(server, f"/runs/{run_id}")["status"]) != "succeeded":
+                    raise RuntimeError(f"the workflow run {run_id} is {status} after its call's answer")
+                began = time.perf_counter()
+                waiting.append(start())
+                started = (time.perf_counter() - began) * 1000
+                if i >= local_scale.WARM:
+                    timings["answer_ms"].append(answered)
+                    timings["run_ms"].append(started)
+            stages.append(
+                {
+                    "waiting": len(waiting),
+                    "open": seeder.open_count(),
+                    "items": items,
+                    "rss_mib": rss / 2**20,
+                    "threads": threads,
+                    **{label: statistics.median(values) for label, values in timings.items()},
+                }
+            )
+    return {"stages": stages, "seed_seconds": seed_seconds}
+
+
+def _get(server: LocalServer, path: str) -> Any:
+    reply = server.answer("GET", f"{BASE}{path}", list(HEADERS), b"", "127.0.0.1")
+    if reply.status != 200:
+        raise RuntimeError(f"GET {path}: {reply.status} {reply.body[:500]!r}")
+    return json.loads(reply.body)
+
+
+def _called_by(server: LocalServer, workflow_run_id: str) -> str:
+    """The run a workflow run called, from its ``call_started`` event."""
+    page = _get(server, f"/events?type=call_started&run_id={workflow_run_id}")
+    if not page["events"]:
+        raise RuntimeError(f"the workflow run {workflow_run_id} called no run")
+    return str(page["events"][0]["data"]["run_id"])
+
+
+def report_waiting(figures: dict[str, Any]) -> None:
+    print(
+        "The local server with brief-approval workflow runs waiting at once (each on its called\n"
+        "approve-campaign-brief run's open request; real clock; a fresh process; runs through the API\n"
+        f"handler in process; p50 of {local_scale.ROUNDS} answers and runs at each size)"
+    )
+    columns = ("waiting", "open", "items", "RSS MiB", "threads", "run ms", "answer ms")
+    print("  " + " ".join(f"{name:>{max(7, len(name))}}" for name in columns))
+    for stage in figures["stages"]:
+        print(
+            f"  {stage['waiting']:>7,} {stage['open']:>7,} {stage['items']:>7,} {stage['rss_mib']:>7.0f}"
+            f" {stage['threads']:>7} {stage['run_ms']:>7.1f} {stage['answer_ms']:>9.1f}"
+        )
+    first, last = figures["stages"][0], figures["stages"][-1]
+    grown = (last["rss_mib"] - first["rss_mib"]) * 1024
+    runs = last["waiting"] - first["waiting"]
+    print(
+        f"  RSS per waiting run, {first['waiting']:,} -> {last['waiting']:,}: {grown / runs:.1f} KiB"
+        f" ({(last['items'] - first['items']) / runs:.1f} store items each, the called run's with it);\n"
+        f"  threads {first['threads']} -> {last['threads']} (goal: flat per run, no thread per run)"
+    )
+    print(
+        "  (run: POST …/workflow/brief-approval/run until both executions are parked; answer: the called\n"
+        "  run's answer until the workflow run has succeeded; seeding took"
+        f" {figures['seed_seconds']:.0f} s)"
+    )
+
+
 def report() -> None:
     """Print the figures (``make bench``)."""
     with contextlib.redirect_stderr(io.StringIO()):  # the local server's request log
         inbox = calls_of_an_answered_run()
         cases = calls_of_workflow_runs()
         p50, p99 = answer_to_succeeded()
+    waiting = waiting_runs()
     inbox_total = sum(inbox["cost_per_1000_runs"].values())
     expired_total = sum(cases[INBOX_EXPIRED]["cost_per_1000_runs"].values())
     billed = ASSUMED_BILLED_SECONDS * 1000
@@ -386,7 +533,12 @@ def report() -> None:
     print()
     print("answer -> workflow run succeeded on the local runtime (40 runs)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+    print()
+    report_waiting(waiting)
 
 
 if __name__ == "__main__":
-    report()
+    if sys.argv[1:] == ["--waiting"]:
+        print(json.dumps(_waiting_child()))
+    else:
+        report()
