@@ -17,6 +17,11 @@ from parley.runs.answering import CLAIMED_FOR_MAX_BYTES
 from parley.runs.endings import CANCEL_REASON_MAX_CHARS
 from parley.tools.service import MAX_ARGUMENTS_BYTES
 
+#: A workflow run's event (``workflow-format.md``, "Events"; ``parley.workflow.listening`` checks them).
+MAX_EVENT_TYPE_CHARS: Final = 256
+MAX_EVENT_ID_CHARS: Final = 256
+MAX_EVENT_SOURCE_CHARS: Final = 1024
+
 # --- definitions ---------------------------------------------------------------------------------
 
 _NAME_WORDS: Final = "3 to 48 characters of a-z, 0-9 and '-', starting with a letter"
@@ -142,3 +147,55 @@ class ArgumentsBody(BaseModel):
             )
         ),
     ] = Field(default_factory=dict)
+
+
+# --- a workflow run's events ---------------------------------------------------------------------
+
+
+class SendRunEventBody(BaseModel):
+    """``{type, id?, source?, subject?, data?}``: an event to a workflow run (``workflow-format.md``,
+    "Events"); at most 256 KiB as JSON."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Annotated[
+        str,
+        Field(
+            description=(
+                f"What happened, 1 to {MAX_EVENT_TYPE_CHARS} characters, such as com.example.brief.approved: "
+                "the workflow's listen filters on it."
+            ),
+            json_schema_extra={"minLength": 1, "maxLength": MAX_EVENT_TYPE_CHARS},
+        ),
+    ]
+    id: Annotated[
+        str | None,
+        Field(
+            description=(
+                f"The event's id, 1 to {MAX_EVENT_ID_CHARS} characters, so that sending it again is taken "
+                "once (the first event_id is answered); a new one when left out."
+            ),
+            json_schema_extra={"minLength": 1, "maxLength": MAX_EVENT_ID_CHARS},
+        ),
+    ] = None
+    source: Annotated[
+        str | None,
+        Field(
+            description=(
+                f"Who sends it, 1 to {MAX_EVENT_SOURCE_CHARS:,} characters (/callers/<your principal> when "
+                "left out)."
+            ),
+            json_schema_extra={"minLength": 1, "maxLength": MAX_EVENT_SOURCE_CHARS},
+        ),
+    ] = None
+    subject: Annotated[
+        str | None,
+        Field(
+            description=f"What it is about, at most {MAX_EVENT_SOURCE_CHARS:,} characters.",
+            json_schema_extra={"maxLength": MAX_EVENT_SOURCE_CHARS},
+        ),
+    ] = None
+    data: Annotated[
+        Any,
+        Field(description="The event's data, any JSON value (the listen's output when it reads data)."),
+    ] = None

@@ -1,5 +1,5 @@
 """Operations of ``http-api.md`` "Runs": run_definition, get_run, list_runs, get_run_history,
-cancel_run, answer_interaction and list_interactions.
+cancel_run, answer_interaction, list_interactions and send_run_event.
 
 Each is declared once (``parley.api.operation``); the HTTP routes, the MCP tools and the OpenAPI
 document are made from these declarations.
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.api.definitions import CURSOR, LIMIT, NAME, TYPE
 from parley.api.operation import Answer, Call, Hints, Operation, Param, Services, page_words
-from parley.api.shapes import ANSWER_FACT, EVENT, INTERACTION, RUN, page_of
+from parley.api.shapes import ANSWER_FACT, EVENT, INTERACTION, RUN, RUN_EVENT_RECEIPT, page_of
 from parley.definitions.model import DEFINITION_TYPES
 from parley.runs.status import RUN_STATUSES
 
 if TYPE_CHECKING:
-    from parley.api.bodies import AnswerBody, CancelBody, RunDefinitionBody
+    from parley.api.bodies import AnswerBody, CancelBody, RunDefinitionBody, SendRunEventBody
 
 TAG: Final = "Runs"
 
@@ -144,6 +144,31 @@ def list_interactions(services: Services, call: Call) -> Answer:
         cursor=call.values["cursor"],
     )
     return Answer(page.as_json())
+
+
+def send_run_event(services: Services, call: Call) -> Answer:
+    from parley.workflow.listening import RunEvents
+
+    body: SendRunEventBody = call.body
+    receipt = RunEvents(services.runs).send(
+        call.ref,
+        call.values["run_id"],
+        event_type=body.type,
+        sent_id=body.id,
+        source=body.source,
+        subject=body.subject,
+        data=body.data,
+        principal=call.principal.id,
+    )
+    return Answer(receipt)
+
+
+def _sent(services: Services, call: Call, body: dict[str, Any]) -> str:
+    return (
+        f"The run {body.get('run_id')} took the event as {body.get('event_id')} at "
+        f"{body.get('received_at')}: a listen that waits for it goes on with it (get_run_history shows "
+        "event_received)."
+    )
 
 
 OPERATIONS: Final = (
@@ -327,5 +352,31 @@ OPERATIONS: Final = (
             CURSOR,
         ),
         output=page_of("interactions", INTERACTION),
+    ),
+    Operation(
+        name="send_run_event",
+        title="Send an event to a workflow run",
+        method="POST",
+        route="/runs/{run_id}/events",
+        scope="playbook",
+        role="write",
+        tag=TAG,
+        summary="Send an event to a workflow run, for its listen tasks.",
+        description=(
+            "Send an event (type, optional id, source, subject and data; at most 256 KiB as JSON) to a "
+            "workflow run that has not ended: a listen task waiting for it goes on with it, and an event "
+            "sent before the listen waits is kept for it (64 at most). Give an id so that sending again "
+            "is taken once (202 with the first event_id). A run that has ended, or that is not a "
+            "workflow's, answers 409."
+        ),
+        hints=Hints(read_only=False, idempotent=False),
+        invoke=send_run_event,
+        summarize=_sent,
+        params=(RUN_ID,),
+        body_model="SendRunEventBody",
+        body_required=True,
+        status=202,
+        output=RUN_EVENT_RECEIPT,
+        problems=("conflict", "invalid_input", "unavailable"),
     ),
 )

@@ -137,6 +137,20 @@ ANSWER_FACT: Final = obj(
     "The answer, as it was recorded on the run.",
 )
 
+RUN_EVENT_RECEIPT: Final = obj(
+    ["run_id", "event_id", "received_at"],
+    {
+        "run_id": {"type": "string", "format": "uuid"},
+        "event_id": {
+            "type": "string",
+            "description": "The id of the run's event_received event (get_event reads it); the first one "
+            "for an id sent again.",
+        },
+        "received_at": TIME,
+    },
+    "The event, taken by the workflow run: a listen that waits for it goes on with it.",
+)
+
 INTERACTION: Final = obj(
     ["run_id", "type", "function", "to", "message", "takes_answer", "requested_at", "expires_at", "standing"],
     {

@@ -9,6 +9,9 @@ ends"): the compiled state machines invoke it (``parley.workflow.engine``).
 - ``{"action": "ended", "run", "status", "error", "cause"}`` (the local executor), or EventBridge's
   ``Step Functions Execution Status Change`` (the stack's rule): the execution failed without its end;
   a run still started ends as the ``runtime`` error says.
+- ``{"action": "listen", "token", "run", "task", "attempt", "to", "read"}`` (a ``.waitForTaskToken``
+  task) and ``{"action": "emit", "run", "task", "attempt", "event"}``: a run's events
+  (``parley.workflow.listening``).
 
 Both are idempotent: Step Functions delivers at least once. Its own module, so that the other functions
 never load the workflow type.
@@ -35,9 +38,12 @@ FunctionHandler = Callable[[Mapping[str, Any], Any], dict[str, Any]]
 
 def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
     from parley.runs.service import run_service
+    from parley.workflow import engine
+    from parley.workflow.listening import RunEvents
     from parley.workflow.running import Workflows
 
     runs = run_service(runtime)
+    listening = RunEvents(runs)
 
     def handler(event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         workflows = runs.kind("workflow")
@@ -49,6 +55,10 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
             return {"outcome": workflows.ended(event)}
         if action == DEADLINE_ACTION:
             return {"outcome": workflows.deadline(event)}
+        if action == engine.LISTEN_ACTION:
+            return {"outcome": listening.listen(event)}
+        if action == engine.EMIT_ACTION:
+            return {"outcome": listening.emit(event)}
         if action == CALL_ACTION:
             return {"outcome": workflows.call(event)}
         if action == END_ACTION:

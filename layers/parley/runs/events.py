@@ -45,6 +45,11 @@ ACTIVITY_UPDATED: Final = "activity_updated"
 #: A workflow run (``workflow-format.md``, "How a run ends"): its start, and each run a task called.
 RUN_STARTED: Final = "run_started"
 CALL_STARTED: Final = "call_started"
+#: A workflow run's events (``workflow-format.md``, "Events"): one sent to it (or emitted to a listen
+#: of it), one an ``emit`` recorded, and a kept one dropped past the bounds (64 kept, 1 MiB).
+EVENT_RECEIVED: Final = "event_received"
+EVENT_PUBLISHED: Final = "event_published"
+EVENT_DROPPED: Final = "event_dropped"
 
 #: An agent run's requests (``agent-runs.md``, "The run's history").
 INPUT_REQUESTED: Final = "input_requested"
@@ -56,6 +61,9 @@ REQUEST_EXPIRED: Final = "request_expired"
 _STEPS: Final = {
     RUN_STARTED: 5,
     CALL_STARTED: 50,
+    EVENT_RECEIVED: 50,
+    EVENT_PUBLISHED: 50,
+    EVENT_DROPPED: 50,
     INTERACTION_REQUESTED: 10,
     TOOL_CALL_STARTED: 20,
     TOOL_CALL_ANSWERED: 30,
@@ -84,6 +92,8 @@ CONTENT_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     TOOL_CALL_ANSWERED: ("result",),
     DELIVERY_STARTED: ("arguments",),
     DELIVERY_SUCCEEDED: ("result",),
+    EVENT_RECEIVED: ("data",),
+    EVENT_PUBLISHED: ("data",),
 }
 #: Content larger than this (bytes as JSON) is shown in lists as its size.
 LISTED_CONTENT_MAX: Final = 2048

@@ -495,7 +495,11 @@ class Workflows:
 
     def cancelled(self, playbook: PlaybookRef, run: Run, detail: str) -> None:
         """The run was cancelled (``cancel_run``, or the workflow that called it ended): stop its
-        execution and cancel every run it waits for, with the kind ``parent_ended``."""
+        execution and cancel every run it waits for, with the kind ``parent_ended``; its listens are
+        forgotten."""
+        from parley.workflow.listening import RunEvents
+
+        RunEvents(self.runs).forget(playbook, run.run_id)
         if run.execution is not None:
             with contextlib.suppress(Problem):  # an execution out of reach ends at its own end entry
                 self._engine().stop_execution(run.execution, "Parley.Cancelled", detail[:1000])

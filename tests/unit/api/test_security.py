@@ -84,6 +84,7 @@ ROUTES = (
     Route("cancel_run", "POST", "/runs/r-1/cancel", "write", {}),
     Route("answer_interaction", "POST", "/runs/r-1/answer", "write", {"answer": "yes"}),
     Route("list_interactions", "GET", "/interactions", "read"),
+    Route("send_run_event", "POST", "/runs/r-1/events", "write", {"type": "brief.approved"}),
     Route("list_playbook_events", "GET", "/events", "read"),
     Route("get_event", "GET", "/events/e-1", "read"),
     Route("search", "GET", "/tool-servers/search", "read"),
@@ -405,7 +406,7 @@ def test_a_body_over_one_mib_is_content_too_large_on_every_route_that_takes_one(
         )
         == {}
     )
-    assert len(replies) == 8
+    assert len(replies) == 9
 
 
 def test_a_body_of_exactly_one_mib_is_not_too_large(api: Api) -> None:
