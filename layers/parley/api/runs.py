@@ -160,7 +160,7 @@ def send_run_event(services: Services, call: Call) -> Answer:
         data=body.data,
         principal=call.principal.id,
     )
-    return Answer(receipt)
+    return Answer(receipt, status=202)
 
 
 def _sent(services: Services, call: Call, body: dict[str, Any]) -> str:

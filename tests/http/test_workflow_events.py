@@ -1,0 +1,223 @@
+"""Events of workflow runs end to end over HTTP and MCP, against a real ``parley serve --clock manual``
+(workflow-format.md, "Events", "Bounds"; http-api.md, "Runs": ``send_run_event``): an event sent to a
+run answers ``202`` once per id, a listen takes it (sent before or after it waits), and an emit reaches
+the listens of its type in the playbook.
+
+Each test works in a playbook of its own, so the tests share one server and its clock.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
+
+pytestmark = pytest.mark.http
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAYBOOKS = [f"e{n:02d}" for n in range(1, 21)]
+OPERATOR = writer_and_viewer(PLAYBOOKS)
+APPROVE = "approve-campaign-brief"
+BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
+BRIEF_APPROVAL = (ROOT / "examples" / "definitions" / "brief-approval.yaml").read_text(encoding="utf-8")
+READER = {"Authorization": "Bearer viewer-token"}
+
+#: Waits for the decision on one brief, then shows it.
+DECISION = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: wait-decision, version: '1.0.0' }
+do:
+  - decision:
+      listen:
+        to:
+          one:
+            with: { type: com.acme.decision, data: '${ $data.brief = "b-1" }' }
+  - done: { set: { decided: '${ $data[0] }' } }
+"""
+
+#: Waits for both a legal and a finance sign-off, in any order, as whole events.
+BOTH = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: both-signoffs, version: '1.0.0' }
+do:
+  - signoffs:
+      listen:
+        to:
+          all:
+            - with: { type: com.acme.legal }
+            - with: { type: com.acme.finance, subject: b-1 }
+        read: envelope
+"""
+
+#: Publishes that a brief is ready.
+ANNOUNCE = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: announce, version: '1.0.0' }
+do:
+  - tell:
+      emit:
+        event:
+          with:
+            type: com.acme.brief.ready
+            source: /workflows/announce
+            data: { brief: '${ $data.brief }' }
+  - done: { set: { told: true } }
+"""
+
+#: Waits for a brief to be ready.
+AWAIT_READY = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: await-ready, version: '1.0.0' }
+do:
+  - ready:
+      listen:
+        to: { any: [ { with: { type: com.acme.brief.ready } } ] }
+"""
+
+#: Ends at once.
+INSTANT = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: instant, version: '1.0.0' }
+do:
+  - done: { set: { done: true } }
+"""
+
+
+class Playbook(PlaybookClient):
+    def save(self, definition_type: str, name: str, source: str) -> None:
+        created = self.post(f"/definitions/{definition_type}", {"name": name, "source": source})
+        assert created.status_code == 201, created.text
+
+    def run(self, name: str, input_value: Any, definition_type: str = "workflow") -> dict[str, Any]:
+        reply = self.post(f"/definitions/{definition_type}/{name}/run", {"input": input_value})
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def started(self, name: str, input_value: Any = None) -> str:
+        body = self.run(name, {} if input_value is None else input_value)
+        assert body["status"] == "started", body
+        run_id: str = body["run_id"]
+        return run_id
+
+    def send(self, run_id: str, event: Any, headers: dict[str, str] | None = None) -> httpx.Response:
+        return self.post(f"/runs/{run_id}/events", event, headers)
+
+    def run_of(self, run_id: str) -> dict[str, Any]:
+        reply = self.get(f"/runs/{run_id}")
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def history(self, run_id: str) -> list[dict[str, Any]]:
+        reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
+        assert reply.status_code == 200, reply.text
+        events: list[dict[str, Any]] = reply.json()["events"]
+        return events
+
+    def mcp(self, tool: str, arguments: dict[str, Any], token: str = "dev-token") -> dict[str, Any]:
+        """One ``tools/call`` through the front door (its result)."""
+        org, playbook = self.base.split("/")[3], self.base.split("/")[5]
+        message = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": {"org": org, "playbook": playbook, **arguments}},
+        }
+        reply = self.http.post(
+            "/mcp",
+            content=json.dumps(message),
+            headers={
+                "Authorization": f"Bearer {token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+        assert reply.status_code == 200, reply.text
+        text = reply.text
+        if text.startswith("event:") or text.startswith("data:"):
+            text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+        result: dict[str, Any] = json.loads(text)["result"]
+        return result
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("serve-workflow-events")
+    config = tmp / "operator.yaml"
+    config.write_text(OPERATOR, encoding="utf-8")
+    with serving_manually(config, tmp / "serve.log") as url:
+        yield url
+
+
+_next_playbook = iter(PLAYBOOKS)
+
+
+@pytest.fixture
+def playbook(server: str, example_source: str) -> Iterator[Playbook]:
+    with httpx.Client(base_url=server, timeout=30) as http:
+        chosen = Playbook(http, f"/v1/orgs/acme/playbooks/{next(_next_playbook)}")
+        chosen.save("interaction", APPROVE, example_source)
+        chosen.save("workflow", "brief-approval", BRIEF_APPROVAL)
+        yield chosen
+
+
+def problem(reply: httpx.Response, status: int, reason: str) -> dict[str, Any]:
+    assert reply.status_code == status, reply.text
+    body: dict[str, Any] = reply.json()
+    assert body["reason"] == reason, body
+    return body
+
+
+# --- send_run_event's rules ------------------------------------------------------------------------
+
+
+def test_an_event_is_taken_202_once_per_id_and_recorded_in_the_runs_history(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+
+    first = playbook.send(run_id, {"type": "com.acme.decision", "id": "d-1", "data": {"ok": True}})
+    again = playbook.send(run_id, {"type": "com.acme.decision", "id": "d-1", "data": {"ok": True}})
+    other = playbook.send(run_id, {"type": "com.acme.decision"})
+
+    assert first.status_code == 202, first.text
+    body = first.json()
+    assert set(body) == {"run_id", "event_id", "received_at"} and body["run_id"] == run_id
+    assert again.status_code == 202 and again.json() == body
+    assert other.status_code == 202 and other.json()["event_id"] != body["event_id"]
+    received = [e for e in playbook.history(run_id) if e["type"] == "event_received"]
+    assert [e["id"] for e in received] == [body["event_id"], other.json()["event_id"]]
+    assert received[0]["data"]["source"] == "/callers/dev"
+    assert received[0]["data"]["event_id"] == "d-1" and received[0]["data"]["data"] == {"ok": True}
+    whole = playbook.get(f"/events/{body['event_id']}")
+    assert whole.status_code == 200 and whole.json()["type"] == "event_received"
+
+
+def test_an_ended_run_or_one_not_a_workflows_is_conflict(playbook: Playbook) -> None:
+    playbook.save("workflow", "instant", INSTANT)
+    ended = playbook.run("instant", {})
+    assert ended["status"] == "succeeded", ended
+    problem(playbook.send(ended["run_id"], {"type": "a"}), 409, "conflict")
+
+    asked = playbook.run(APPROVE, BRIEF, definition_type="interaction")
+    assert asked["status"] == "started", asked
+    body = problem(playbook.send(asked["run_id"], {"type": "a"}), 409, "conflict")
+    assert "workflow" in body["detail"]
+
+    problem(playbook.send("0f5e8c1a-4d3b-4f6e-9a2c-7b1d3e5f7a9c", {"type": "a"}), 404, "not_found")
+
+
+def test_a_reader_may_not_send_an_event(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+    problem(playbook.send(run_id, {"type": "a"}, READER), 403, "forbidden")
+
+
+def test_an_event_is_at_most_256_kib_and_has_a_type(playbook: Playbook) -> None:
+    run_id = playbook.started("brief-approval", BRIEF)
+    big = problem(playbook.send(run_id, {"type": "a", "data": "x" * (256 * 1024)}), 422, "invalid_input")
+    assert "256 KiB" in json.dumps(big)
+    problem(playbook.send(run_id, {"type": "a", "data": "x" * (1024 * 1024)}), 413, "content_too_large")
+    problem(playbook.send(run_id, {"type": ""}), 422, "invalid_input")
+    problem(playbook.send(run_id, {"type": "x" * 257}), 422, "invalid_input")
+    problem(playbook.send(run_id, {"data": 1}), 422, "invalid_input")
+    problem(playbook.send(run_id, {"type": "a", "colour": "red"}), 422, "invalid_input")
+    assert playbook.send(run_id, {"type": "a", "data": "x" * (200 * 1024)}).status_code == 202
