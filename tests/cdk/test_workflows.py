@@ -191,7 +191,7 @@ def test_the_functions_that_run_workflows_make_and_run_the_stages_machines_only(
             [role],
         )
         assert pass_role["Condition"] == {"StringEquals": {"iam:PassedToService": "states.amazonaws.com"}}
-    assert {"api", "mcp", "workflow"} == MAY_RUN_WORKFLOWS
+    assert {"api", "mcp", "timer", "workflow"} == MAY_RUN_WORKFLOWS
     # Nothing tags the machines, deletes them or runs them otherwise.
     assert set(MACHINE_ACTIONS) | set(EXECUTION_ACTIONS) == {
         "states:CreateStateMachine",

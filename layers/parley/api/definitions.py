@@ -12,6 +12,7 @@ from parley.api.operation import Answer, Call, Hints, Operation, Param, Services
 from parley.api.shapes import DEFINITION, page_of
 from parley.definitions.model import DEFINITION_TYPES
 from parley.definitions.service import DEFAULT_LIMIT, MAX_LIMIT, require_type
+from parley.runs.kinds import definition_saved
 
 if TYPE_CHECKING:
     from parley.api.bodies import CreateDefinitionBody, UpdateDefinitionBody
@@ -56,6 +57,7 @@ def create_definition(services: Services, call: Call) -> Answer:
     body: CreateDefinitionBody = call.body
     kind = call.values["type"]
     definition = services.definitions.create_definition(call.ref, kind, body.name, body.source)
+    definition_saved(services.runtime, call.ref, definition)
     location = f"/v1/orgs/{call.org}/playbooks/{call.playbook}/definitions/{kind}/{definition.name}"
     return Answer(definition.as_json(), 201, {"Location": location})
 
@@ -98,6 +100,7 @@ def update_definition(services: Services, call: Call) -> Answer:
     definition = services.definitions.update_definition(
         call.ref, call.values["type"], call.values["name"], body.source
     )
+    definition_saved(services.runtime, call.ref, definition)
     return Answer(definition.as_json())
 
 
@@ -107,6 +110,7 @@ def _updated(services: Services, call: Call, body: dict[str, Any]) -> str:
 
 def retire_definition(services: Services, call: Call) -> Answer:
     definition = services.definitions.retire_definition(call.ref, call.values["type"], call.values["name"])
+    definition_saved(services.runtime, call.ref, definition)
     return Answer(definition.as_json())
 
 

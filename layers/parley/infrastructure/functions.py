@@ -85,8 +85,8 @@ MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason", "workflow"})
 
 #: Workflows (workflow-format.md, "On AWS"): create a workflow's state machine and publish its versions
 #: (passing the workflows' role), start, stop and read their executions: a workflow run started or
-#: cancelled (api), a workflow a workflow calls (workflow).
-MAY_RUN_WORKFLOWS: Final = frozenset({"api", "mcp", "workflow"})
+#: cancelled (api), a workflow a workflow calls (workflow), a workflow's schedule falling due (timer).
+MAY_RUN_WORKFLOWS: Final = frozenset({"api", "mcp", "timer", "workflow"})
 #: SendTaskSuccess/SendTaskFailure on a workflow's call: a called run's ending answers the workflow that
 #: waits for it, wherever that ending is written (an answer or a cancel: api; an expiry: timer; an
 #: answered request settled: settle; a reasoning run's end: reason; a call that ended at once, or a called

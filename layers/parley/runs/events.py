@@ -45,6 +45,9 @@ ACTIVITY_UPDATED: Final = "activity_updated"
 #: A workflow run (``workflow-format.md``, "How a run ends"): its start, and each run a task called.
 RUN_STARTED: Final = "run_started"
 CALL_STARTED: Final = "call_started"
+#: A workflow's schedule (``workflow-format.md``, "Schedules"): a due time skipped while the schedule's
+#: previous run was still started. A playbook event: it belongs to no run.
+SCHEDULE_SKIPPED: Final = "schedule_skipped"
 #: A workflow run's events (``workflow-format.md``, "Events"): one sent to it (or emitted to a listen
 #: of it), one an ``emit`` recorded, and a kept one dropped past the bounds (64 kept, 1 MiB).
 EVENT_RECEIVED: Final = "event_received"
@@ -61,6 +64,7 @@ REQUEST_EXPIRED: Final = "request_expired"
 _STEPS: Final = {
     RUN_STARTED: 5,
     CALL_STARTED: 50,
+    SCHEDULE_SKIPPED: 5,
     EVENT_RECEIVED: 50,
     EVENT_PUBLISHED: 50,
     EVENT_DROPPED: 50,
@@ -114,6 +118,12 @@ def new_event_id(event_type: str, at: datetime, step: int | None = None) -> str:
 
 
 _SEQUENCE_SPAN: Final = 16**6
+
+
+def step_of(event_type: str) -> int:
+    """The type's step (the second part of its ids), for an id made otherwise than by
+    :func:`new_event_id` (one derived from what the event records, so that it is written once)."""
+    return _STEPS.get(event_type, 0)
 
 
 @functools.cache

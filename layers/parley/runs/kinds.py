@@ -4,7 +4,10 @@
 A type is a package (``parley.interaction``, ``parley.reasoning``) whose ``kind`` module has:
 
 - ``check(source) -> CheckedDocument``: check a document when it is saved, and write its overview;
-- ``bind(runs) -> FunctionKind``: the type working over one lifecycle (:class:`FunctionKind`).
+- ``bind(runs) -> FunctionKind``: the type working over one lifecycle (:class:`FunctionKind`);
+- optionally ``saved(runtime, playbook, definition)``: a definition of the type was saved or retired
+  (``definition`` is its head now), for what the type keeps beside it (a workflow's schedule), called
+  by :func:`definition_saved`.
 
 Types are named here by module path and imported on first use, so the lifecycle imports no type (the
 types import the lifecycle, never the other way round) and a function's cold start loads only the
@@ -24,6 +27,7 @@ from parley.definitions.model import Definition, PlaybookRef
 if TYPE_CHECKING:
     from parley.documents.definition import CheckedDocument
     from parley.errors import ErrorEntry
+    from parley.ports.runtime import Runtime
     from parley.ports.waiting import RunKey
     from parley.runs.model import Request, Run
 
@@ -41,6 +45,7 @@ TIMED_WORK: Final[Mapping[str, str]] = {
     "lost": "interaction",
     "read": "interaction",
     "reason_bound": "reasoning",
+    "schedule": "workflow",
 }
 
 
@@ -116,6 +121,15 @@ def check_source(definition_type: str, source: str) -> CheckedDocument:
     """
     checked: CheckedDocument = kind_module(definition_type).check(source)
     return checked
+
+
+def definition_saved(runtime: Runtime, playbook: PlaybookRef, definition: Definition) -> None:
+    """A definition was created, updated (also with its source unchanged) or retired: its type's
+    ``saved`` hook, if it has one. Each hook is harmless to call again, so a save answered with a failure
+    here is repaired by saving the same source again."""
+    hook = getattr(kind_module(definition.type), "saved", None)
+    if hook is not None:
+        hook(runtime, playbook, definition)
 
 
 def work_kind(work: str) -> str:

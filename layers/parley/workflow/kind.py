@@ -1,12 +1,15 @@
 """Workflows as the run lifecycle sees them (``parley.runs.kinds``): check a document and write its
-overview and compiled state machine; run it (``parley.workflow.running``)."""
+overview and compiled state machine; run it (``parley.workflow.running``); keep its schedule when it is
+saved or retired (``parley.workflow.schedules``)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from parley.definitions.model import Definition, PlaybookRef
     from parley.documents.definition import CheckedDocument
+    from parley.ports.runtime import Runtime
     from parley.runs.service import RunService
     from parley.workflow.running import Workflows
 
@@ -36,3 +39,11 @@ def bind(runs: RunService) -> Workflows:
     from parley.workflow.running import Workflows
 
     return Workflows(runs)
+
+
+def saved(runtime: Runtime, playbook: PlaybookRef, definition: Definition) -> None:
+    """A workflow was saved or retired: its schedule set, replaced or stopped (``workflow-format.md``,
+    "Schedules")."""
+    from parley.workflow.schedules import saved as schedule_saved
+
+    schedule_saved(runtime, playbook, definition)

@@ -117,7 +117,12 @@ class Workflows:
         return None
 
     def timed(self, work: Mapping[str, Any]) -> dict[str, Any]:
-        raise ValueError(f"workflows do no timed work such as {work.get('work')!r}")
+        """A due time of a workflow's schedule (``schedule``: ``parley.workflow.schedules``)."""
+        from parley.workflow.schedules import WORK, fire
+
+        if work.get("work") != WORK:
+            raise ValueError(f"workflows do no timed work such as {work.get('work')!r}")
+        return fire(self.runs, work)
 
     def listed(self, request: Request) -> dict[str, Any]:
         return request.as_listed()
