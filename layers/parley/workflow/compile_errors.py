@@ -195,6 +195,16 @@ def delay_seconds_text(retry: Mapping[str, Any], number: str, place: Place) -> s
     return f"$ceil(({ms}) / 1000)"
 
 
+def timeout_error(reference: str) -> dict[str, Any]:
+    """The ``timeout`` error (408) a task's ``timeout`` raises at the task ``reference``."""
+    return {
+        "type": spec_type("timeout"),
+        "status": 408,
+        "instance": reference,
+        "title": "The task ran past its timeout",
+    }
+
+
 def raised_error(error: Mapping[str, Any], reference: str, place: Place) -> tuple[str | None, str]:
     """The error a ``raise`` of ``error`` raises: the error as JSON text when every field is written out
     (first; a Fail state's written ``Cause``), else ``None``; and JSONata text giving the error as an

@@ -272,6 +272,16 @@ def literal_duration_ms(value: Any) -> int | None:
     return None
 
 
+def seconds_field(value: Any, place: Place, *, least: int = 0) -> int | str:
+    """A duration as a Step Functions ``Seconds`` or ``TimeoutSeconds`` field: whole seconds (rounded up,
+    at least ``least``), a number for a written one, else a ``{% … %}`` template read as the machine
+    runs."""
+    written = literal_duration_ms(value)
+    if written is not None:
+        return max(least, -(-written // 1000))
+    return template(f"$max([{least}, $ceil({duration_ms(value, place)} / 1000)])")
+
+
 def duration_ms(value: Any, place: Place) -> str:
     """A duration as JSONata text giving milliseconds: a number for a written one, else the expression's
     value (ISO 8601 text or a mapping) read as the machine runs."""

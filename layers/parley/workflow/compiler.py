@@ -114,14 +114,18 @@ from parley.workflow.compile_errors import (
     raised_error,
     retry_text,
     takes_text,
+    timeout_error,
 )
 from parley.workflow.compile_expressions import (
     Place,
     condition_text,
+    expression_text,
     literal,
+    literal_duration_ms,
     mapping,
     member,
     referenced,
+    seconds_field,
     shaping_text,
     template,
     value_text,
@@ -141,9 +145,25 @@ __all__ = [
 ]
 
 #: The task kinds the compiler compiles.
-COMPILED_TASKS: Final = ("call", "set", "do", "switch", "try", "raise")
-#: The task kinds of the DSL it does not compile yet (a later issue).
-LATER_TASKS: Final = ("for", "fork", "wait", "listen", "emit")
+COMPILED_TASKS: Final = (
+    "call",
+    "set",
+    "do",
+    "switch",
+    "try",
+    "raise",
+    "wait",
+    "emit",
+    "listen",
+    "for",
+    "fork",
+)
+#: The task kinds of the DSL it does not compile yet.
+LATER_TASKS: Final[tuple[str, ...]] = ()
+#: The error a fork's branch fails with to end the run (``then: end``), its data as the cause.
+END_ERROR: Final = "Parley.End"
+#: The error a competing fork's branch fails with when it succeeds first, its output as the cause.
+WON_ERROR: Final = "Parley.Won"
 #: What a task is, by the key that makes it (``for`` and ``fork`` first: a ``for`` has a ``do`` too).
 _KINDS: Final = (
     "for",
@@ -159,6 +179,9 @@ _KINDS: Final = (
     "run",
     "do",
 )
+#: The tasks a ``timeout`` is compiled on (a Task's ``TimeoutSeconds``; a wait's shorter wait; a task that
+#: takes no time, which no timeout can end).
+_TIMED_TASKS: Final = ("call", "listen", "emit", "wait", "set", "switch", "raise")
 #: The target of a state that ends its branch.
 _END: Final = "\x00end"
 _ALL: Final = "States.ALL"
@@ -200,15 +223,29 @@ def compile_workflow(data: Mapping[str, Any]) -> CompiledWorkflow:
 def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What a document uses that is not compiled yet, each as ``(pointer, what)``."""
     found: list[tuple[str, str]] = []
-    for name in ("timeout", "schedule"):
-        if name in data:
-            found.append((f"/{name}", f"the document's {name}"))
+    if "schedule" in data:
+        found.append(("/schedule", "the document's schedule"))
+    timeouts = mapping(mapping(data.get("use")).get("timeouts"))
+    timeout = data.get("timeout")
+    if isinstance(timeout, str):
+        timeout = timeouts.get(timeout)
+    if "timeout" in data and literal_duration_ms(mapping(timeout).get("after")) is None:
+        found.append(("/timeout", "the document's timeout written as an expression"))
     for reference, task in _walk(data.get("do"), "/do"):
         kind = task_kind(task)
         if kind in LATER_TASKS:
             found.append((reference, _a(f"{kind} task")))
-        if "timeout" in task:
-            found.append((f"{reference}/timeout", "a task's timeout"))
+        if "timeout" in task and kind not in _TIMED_TASKS:
+            found.append((f"{reference}/timeout", f"a timeout on a {kind} task"))
+        if kind == "wait" and "timeout" in task:
+            after = task["timeout"]
+            after = mapping(timeouts.get(after) if isinstance(after, str) else after).get("after")
+            if literal_duration_ms(after) is None or literal_duration_ms(task.get("wait")) is None:
+                found.append((f"{reference}/timeout", "a timeout of a wait written as an expression"))
+        if kind == "fork" and mapping(task.get("fork")).get("compete") is True:
+            branches = mapping(task.get("fork")).get("branches")
+            if _ends(branches):
+                found.append((f"{reference}/fork/branches", "then: end in a competing fork's branch"))
     return found
 
 
@@ -332,7 +369,8 @@ class _Site:
     """Where a task list is compiled: its scope (Parallel branches around it; 0 outside any), its depth
     (lists around it), ``$context`` there (JSONata text) and the variable an export assigns, the target
     of ``then: end``, the retry counts around it (variables, outermost first), whether a ``then`` can
-    run its tasks again, and the catch variables it may read (DSL name → variable)."""
+    run its tasks again, and the variables of a ``catch`` or a ``for`` it may read (DSL name → JSONata
+    text)."""
 
     scope: int
     depth: int
@@ -378,8 +416,7 @@ class _TaskAt:
             ),
             "context": self.site.context,
         }
-        for dsl_name, variable in self.site.caught.items():
-            bindings[dsl_name] = f"${variable}"
+        bindings.update(self.site.caught)
         return Place(bindings)
 
     def entry_place(self) -> Place:
@@ -445,6 +482,7 @@ class _Compiler:
         use = mapping(data.get("use"))
         self.use_errors: Mapping[str, Any] = use.get("errors") or {}
         self.use_retries: Mapping[str, Any] = use.get("retries") or {}
+        self.use_timeouts: Mapping[str, Any] = use.get("timeouts") or {}
         self.known_cuts = cut_names
         self.cut_names: dict[str, str] = {}
         self.own: dict[str, tuple[str, frozenset[Role]]] = {}
@@ -530,6 +568,8 @@ class _Compiler:
         name, inner_reference, inner = entries[0]
         if task_kind(inner) != "call" or "if" in inner or inner.get("then") not in (None, "continue", "exit"):
             return None
+        if "timeout" in inner:
+            return None  # its deadline raises the timeout error in a branch of its own
         if _shaping(inner, "export", "as") is not None and _reads(_shaping(inner, "output", "as"), "context"):
             return None  # its export moves to a Pass of its own
         return name, inner_reference, inner
@@ -593,7 +633,12 @@ class _Compiler:
         comment = f"Parley workflow {document.get('namespace', '')}/{document.get('name', '')}"
         if document.get("version"):
             comment += f" {document['version']}"
-        return {"Comment": comment, "QueryLanguage": "JSONata", "StartAt": start_at, "States": states}
+        machine: dict[str, Any] = {"Comment": comment, "QueryLanguage": "JSONata", "StartAt": start_at}
+        after = self.task_timeout(self.data)
+        if after is not None:
+            machine["TimeoutSeconds"] = seconds_field(after, Place(), least=1)
+        machine["States"] = states
+        return machine
 
     def run_data(self) -> str:
         """JSONata text of the run's data from the execution's input: its ``input`` after the document's
@@ -775,8 +820,11 @@ class _Compiler:
 
     # -- task lists -----------------------------------------------------------------------------------
 
-    def task_list(self, items: Any, pointer: str, site: _Site, after: str, branch: _Branch) -> str:
-        """Compiles a task list into ``branch``; ``after`` is what follows it. Returns its first state."""
+    def task_list(
+        self, items: Any, pointer: str, site: _Site, after: str, branch: _Branch, exit_to: str | None = None
+    ) -> str:
+        """Compiles a task list into ``branch``; ``after`` is what follows it (``exit_to`` what ``then:
+        exit`` leads to, where that is not ``after``: a ``for``'s end). Returns its first state."""
         entries = list(_entries(items, pointer))
         if not entries:
             return after
@@ -795,7 +843,7 @@ class _Compiler:
                 if then is None or then == "continue":
                     return firsts[index + 1] if index + 1 < len(entries) else after
                 if then == "exit":
-                    return after
+                    return after if exit_to is None else exit_to
                 if then == "end":
                     return site.end
                 return firsts[index_of[str(then)]]
@@ -818,6 +866,11 @@ class _Compiler:
             "switch": self.switch_task,
             "do": self.do_task,
             "try": self.try_task,
+            "wait": self.wait_task,
+            "emit": self.emit_task,
+            "listen": self.listen_task,
+            "for": self.for_task,
+            "fork": self.fork_task,
         }.get(kind)
         if compile_kind is None:
             raise NotCompiled([(at.reference, _a(f"{kind} task"))])
@@ -938,17 +991,13 @@ class _Compiler:
             catchers = [self.end_catcher(at.reference)] if at.site.scope == 0 else []
         if catchers:
             state["Catch"] = list(catchers)
+        self.timed(at, state, deadline=True)
         self.produce(at, state, output, place, ("entered", "completed", "call"))
 
     def attempt(self, site: _Site) -> str:
-        """The ``attempt`` of a call (see the module's docstring)."""
-        if not site.retries and not site.loop:
-            return "0"
-        parts = [f"$string(${counter}.attempt)" for counter in site.retries] or ['"0"']
-        text = ' & "." & '.join(parts)
-        if site.loop:
-            text += ' & "@" & $states.context.State.EnteredTime'
-        return template(text)
+        """The ``attempt`` of a call, a listen or an emit (see the module's docstring)."""
+        text = _attempt_text(site)
+        return "0" if text == '"0"' else template(text)
 
     def raise_error(self, error: str, site: _Site) -> dict[str, Any]:
         """A state raising the error JSONata ``error`` gives (an object): inside a ``try`` a Fail, outside
@@ -1108,7 +1157,7 @@ class _Compiler:
 
         # The catch: its recovery, its decision.
         as_name = str(catch.get("as") or "error")
-        catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: error_var})
+        catch_site = replace(site, depth=site.depth + 1, caught={**site.caught, as_name: f"${error_var}"})
         catch_place = replace(at, site=catch_site).place(kept=kept)
         recovery = done
         catch_index = len(branch)
@@ -1180,7 +1229,9 @@ class _Compiler:
         states: _Branch = {}
         own = replace(at, branch=states)
         inner_site = replace(
-            site, depth=site.depth + 1, retries=site.retries + ((counter,) if counter else ())
+            site,
+            depth=site.depth + 1,
+            retries=site.retries + ((f"$string(${counter}.attempt)",) if counter else ()),
         )
         if starts:
             assign: dict[str, Any] = {}
@@ -1304,6 +1355,385 @@ class _Compiler:
                 reference,
                 "part",
             )
+
+    # -- the rest of the task language ------------------------------------------------------------------
+
+    def task_timeout(self, holder: Mapping[str, Any]) -> Any:
+        """The duration of a task's (or the document's) ``timeout`` (``None`` without one)."""
+        value = holder.get("timeout")
+        if isinstance(value, str):
+            value = self.use_timeouts.get(value)
+        return mapping(value).get("after")
+
+    def timed(self, at: _TaskAt, state: dict[str, Any], *, deadline: bool) -> None:
+        """A Task's ``timeout``: its ``TimeoutSeconds``, and a Catch of Step Functions' timeout that raises
+        the ``timeout`` error (408) at the task, first telling the entry the call's deadline passed
+        (``deadline``: the Task ``R#deadline``)."""
+        after = self.task_timeout(at.task)
+        if after is None:
+            return
+        state["TimeoutSeconds"] = seconds_field(after, at.entry_place(), least=1)
+        error = literal(timeout_error(at.reference))
+        outside = at.site.scope == 0
+        end = self.name(DOCUMENT, "end")
+        raise_name = self.name(at.reference, "timeout")
+        catcher: dict[str, Any] = {"ErrorEquals": [engine.TIMEOUT_ERROR]}
+        if deadline:
+            name = self.name(at.reference, "deadline")
+            told: dict[str, Any] = {
+                "Type": "Task",
+                "Resource": engine.INVOKE_RESOURCE,
+                "Arguments": {
+                    "FunctionName": engine.ENTRY_FUNCTION,
+                    "Payload": {
+                        "action": engine.DEADLINE_ACTION,
+                        "run": template("$run"),
+                        "task": at.reference,
+                        "attempt": template("$states.input.attempt"),
+                    },
+                },
+                "Retry": [
+                    {
+                        "ErrorEquals": list(LAMBDA_ERRORS),
+                        "IntervalSeconds": 1,
+                        "MaxAttempts": 3,
+                        "BackoffRate": 2,
+                    }
+                ],
+                "Output": template("$states.input.data"),
+            }
+            catcher["Output"] = template(f'{{"data": $states.input, "attempt": {_attempt_text(at.site)}}}')
+            catcher["Next"] = name
+            if outside:
+                told["Assign"] = {UNCAUGHT: template(error)}
+                told["Catch"] = [{"ErrorEquals": [_ALL], "Assign": {UNCAUGHT: template(error)}, "Next": end}]
+                told["Next"] = end
+                self.add(at.branch, name, told, at.reference, "failed")
+            else:
+                told["Next"] = raise_name
+                self.add(at.branch, name, told, at.reference, "part")
+                self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
+        elif outside:
+            catcher["Assign"] = {UNCAUGHT: template(error)}
+            catcher["Next"] = end
+        else:
+            catcher["Next"] = raise_name
+            self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
+        state["Catch"] = [catcher, *state.get("Catch", [])]
+
+    def entry_task(
+        self, at: _TaskAt, resource: str, payload: dict[str, Any], output: str, roles: Sequence[Role]
+    ) -> None:
+        """A Task of the workflow entry (a listen, an emit): ``output`` is what it produces (JSONata
+        text, before ``output.as``)."""
+        place = at.entry_place()
+        shaped = self.output_as(at.task, output, place) or output
+        state: dict[str, Any] = {
+            "Type": "Task",
+            "Resource": resource,
+            "Arguments": {"FunctionName": engine.ENTRY_FUNCTION, "Payload": payload},
+            "Output": template(shaped),
+            "Retry": [
+                {"ErrorEquals": list(LAMBDA_ERRORS), "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 2}
+            ],
+        }
+        if at.site.scope == 0:
+            state["Catch"] = [self.end_catcher(at.reference)]
+        self.timed(at, state, deadline=False)
+        self.produce(at, state, shaped, place, roles)
+
+    def listen_task(self, at: _TaskAt) -> None:
+        """``listen``: a Task waiting on its token for the events the entry hands it (``engine``)."""
+        listen = mapping(at.task.get("listen"))
+        to = mapping(listen.get("to"))
+        payload: dict[str, Any] = {
+            "action": engine.LISTEN_ACTION,
+            "token": template("$states.context.Task.Token"),
+            "run": template("$run"),
+            "task": at.reference,
+            "attempt": self.attempt(at.site),
+            "to": template(literal({key: to[key] for key in ("one", "any", "all") if key in to})),
+            "read": str(listen.get("read") or "data"),
+        }
+        self.entry_task(
+            at, engine.WAIT_FOR_TOKEN_RESOURCE, payload, "$states.result.output", ("entered", "completed")
+        )
+
+    def emit_task(self, at: _TaskAt) -> None:
+        """``emit``: a Task telling the entry the event (evaluated); its output is its input."""
+        place = at.entry_place()
+        written = mapping(mapping(mapping(at.task.get("emit")).get("event")).get("with"))
+        event = {
+            key: member(written[key], place)
+            for key in ("type", "source", "subject", "data")
+            if key in written
+        }
+        payload: dict[str, Any] = {
+            "action": engine.EMIT_ACTION,
+            "run": template("$run"),
+            "task": at.reference,
+            "attempt": self.attempt(at.site),
+            "event": event,
+        }
+        self.entry_task(at, engine.INVOKE_RESOURCE, payload, "$states.input", ("entered", "completed"))
+
+    def wait_task(self, at: _TaskAt) -> None:
+        """``wait``: a Wait of the duration's whole seconds; its output is its input. With a ``timeout``
+        no longer than the wait, it waits the timeout and raises the ``timeout`` error."""
+        place = at.entry_place()
+        duration = at.task.get("wait")
+        state: dict[str, Any] = {"Type": "Wait", "Seconds": seconds_field(duration, place)}
+        after = self.task_timeout(at.task)
+        if after is not None:
+            limit = literal_duration_ms(after)
+            length = literal_duration_ms(duration)
+            if limit is None or length is None:
+                raise NotCompiled(
+                    [(f"{at.reference}/timeout", "a timeout of a wait written as an expression")]
+                )
+            if limit <= length:
+                state["Seconds"] = seconds_field(after, place, least=1)
+                state["Next"] = self.name(at.reference, "timeout")
+                self.add(at.branch, self.name(at.reference), state, at.reference, "entered")
+                error = literal(timeout_error(at.reference))
+                self.add(
+                    at.branch,
+                    self.name(at.reference, "timeout"),
+                    self.raise_error(error, at.site),
+                    at.reference,
+                    "failed",
+                )
+                return
+        output = self.output_as(at.task, "$states.input", at.place())
+        if output is not None:
+            state["Output"] = template(output)
+        self.produce(at, state, output or "$states.input", at.place(), ("entered", "completed"))
+
+    def for_task(self, at: _TaskAt) -> None:
+        """``for``: a Pass ``R`` evaluating ``for.in`` once (kept in a variable, with the position), then a
+        Choice ``R#each`` before each iteration (another item, and ``while`` holds: the next position and
+        the list; else the task's end). Each iteration takes the one before's output; ``then: exit`` in the
+        list leaves the loop."""
+        loop = mapping(at.task.get("for"))
+        suffix = at.site.suffix()
+        items, position = f"items_{suffix}", f"at_{suffix}"
+        kept = at.kept(("do",))
+        done = self.done_of(at)
+        each = self.name(at.reference, "each")
+        item_name, index_name = str(loop.get("each") or "item"), str(loop.get("at") or "index")
+        inner = replace(
+            at.site,
+            depth=at.site.depth + 1,
+            caught={**at.site.caught, item_name: f"${items}[${position}]", index_name: f"${position}"},
+            retries=(*at.site.retries, f"$string(${position})"),
+        )
+        entry_index = len(at.branch)
+        first = self.task_list(at.task.get("do"), f"{at.reference}/do", inner, each, at.branch, exit_to=done)
+        place = at.entry_place()
+        written = loop.get("in")
+        in_text = expression_text(written, place) if isinstance(written, str) else value_text(written, place)
+        self.entry_state(
+            at,
+            kept,
+            {items: template(f"($v := {in_text}; $exists($v) ? $v : [])"), position: -1},
+            each,
+        )
+        following = f"${position} + 1"
+        test = f"{following} < $count(${items})"
+        if "while" in at.task:
+            upcoming = replace(
+                at,
+                site=replace(
+                    inner,
+                    caught={
+                        **at.site.caught,
+                        item_name: f"${items}[{following}]",
+                        index_name: f"({following})",
+                    },
+                ),
+            )
+            test += f" and {condition_text(at.task['while'], upcoming.place(kept=kept))}"
+        self.add(
+            at.branch,
+            each,
+            {
+                "Type": "Choice",
+                "Choices": [
+                    {"Condition": template(test), "Assign": {position: template(following)}, "Next": first}
+                ],
+                "Default": done,
+            },
+            at.reference,
+            "part",
+        )
+        _move_to(at.branch, self.name(at.reference), entry_index)
+        _move_to(at.branch, each, entry_index + 1)
+        if at.has_done():
+            self.done_state(at, kept)
+
+    def fork_task(self, at: _TaskAt) -> None:
+        """``fork``: a Parallel ``R`` (``R#fork`` after a Pass ``R`` shaping its input), a branch for each
+        of its tasks; its output the branches' outputs in the order written. A branch's ``then: end`` ends
+        its branch failing with :data:`END_ERROR` and ``{"data"}`` as JSON, which the Parallel's Catch
+        takes to the end of the run. With ``compete``, each branch runs its task in a Parallel of its own
+        (``B#race``): done, it fails with :data:`WON_ERROR` and ``{"data": <its output>}`` as JSON
+        (``B#won``), which the fork's Catch takes as the fork's output (a Parallel stops its other
+        branches when one fails); failed, it ends with the error (``B#lost``); when every branch lost,
+        ``R#lost`` raises the first branch's error."""
+        reference, site = at.reference, at.site
+        fork = mapping(at.task.get("fork"))
+        compete = fork.get("compete") is True
+        entries = list(_entries(fork.get("branches"), f"{reference}/fork/branches"))
+        kept = at.kept(("fork",))
+        starts = _shaping(at.task, "input", "from") is not None or kept is not None
+        body = self.name(reference, "fork") if starts else self.name(reference)
+        if starts:
+            self.entry_state(at, kept, {}, body)
+        branches: list[dict[str, Any]] = []
+        ends = False
+        for name, branch_reference, task in entries:
+            inner_branch: _Branch = {}
+            context_var = f"context_{site.scope + 1}" if _exports([{name: task}]) else None
+            ending = self.name(branch_reference, "ending")
+            branch_ends = _ends([{name: task}])
+            ends = ends or branch_ends
+            inner = replace(
+                site,
+                scope=site.scope + 1,
+                depth=site.depth + 1,
+                context=f"${context_var}" if context_var else site.context,
+                context_var=context_var,
+                end=ending,
+            )
+            out = self.name(branch_reference, "out")
+            first = self.branch_task(name, branch_reference, task, inner, inner_branch, compete)
+            if branch_ends:
+                self.add(
+                    inner_branch,
+                    ending,
+                    {
+                        "Type": "Fail",
+                        "Error": END_ERROR,
+                        "Cause": template('$string({"data": $states.input})'),
+                    },
+                    branch_reference,
+                    "part",
+                )
+            if context_var:
+                begin = self.name(branch_reference, "begin")
+                self.add(
+                    inner_branch,
+                    begin,
+                    {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
+                    branch_reference,
+                    "part",
+                )
+                inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
+                first = begin
+            self.close_branch(inner_branch, out, branch_reference)
+            branches.append({"StartAt": first, "States": inner_branch})
+        catchers: list[dict[str, Any]] = []
+        if ends:
+            catchers.append(
+                {
+                    "ErrorEquals": [END_ERROR],
+                    "Output": template("$parse($states.errorOutput.Cause).data"),
+                    "Next": site.end,
+                }
+            )
+        state: dict[str, Any] = {"Type": "Parallel", "Branches": branches}
+        roles: tuple[Role, ...] = ("part",) if starts else ("entered",)
+        if compete:
+            done = self.done_of(at)
+            catchers.append(
+                {
+                    "ErrorEquals": [WON_ERROR],
+                    "Output": template("$parse($states.errorOutput.Cause).data"),
+                    "Next": done,
+                }
+            )
+            if site.scope == 0:
+                catchers.append(self.end_catcher(reference))
+            state["Catch"] = catchers
+            lost = self.name(reference, "lost")
+            state["Next"] = lost
+            self.add(at.branch, body, state, reference, *roles)
+            self.add(at.branch, lost, self.raise_error("$states.input[0].error", site), reference, "failed")
+            if at.has_done():
+                self.done_state(at, kept)
+            return
+        if site.scope == 0:
+            catchers.append(self.end_catcher(reference))
+        if catchers:
+            state["Catch"] = catchers
+        place = at.place(kept=kept)
+        output = self.output_as(at.task, "$states.result", place)
+        state["Output"] = template(output or "$states.result")
+        self.produce(
+            at,
+            state,
+            output or "$states.result",
+            place,
+            (*roles, "completed"),
+            part="fork" if starts else None,
+        )
+
+    def branch_task(
+        self, name: str, reference: str, task: Mapping[str, Any], site: _Site, branch: _Branch, compete: bool
+    ) -> str:
+        """A fork's branch: its one task, into ``branch``; returns its first state."""
+
+        def target(then: Any) -> str:
+            return site.end if then == "end" else _END
+
+        if not compete:
+            self.task(_TaskAt(name, reference, task, site, target(task.get("then")), target, branch))
+            return self.first_state(reference, task)
+        race, won, lost = (self.name(reference, part) for part in ("race", "won", "lost"))
+        inner_branch: _Branch = {}
+        inner_site = replace(site, scope=site.scope + 1, context_var=None)
+        self.task(_TaskAt(name, reference, task, inner_site, _END, lambda _then: _END, inner_branch))
+        first = self.first_state(reference, task)
+        self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        self.add(
+            branch,
+            race,
+            {
+                "Type": "Parallel",
+                "Branches": [{"StartAt": first, "States": inner_branch}],
+                "Output": template("$states.result[0]"),
+                "Catch": [
+                    {
+                        "ErrorEquals": [_ALL],
+                        "Output": template(f'{{"error": {caught_error(reference, self.known_cuts)}}}'),
+                        "Next": lost,
+                    }
+                ],
+                "Next": won,
+            },
+            reference,
+            "part",
+        )
+        self.add(
+            branch,
+            won,
+            {"Type": "Fail", "Error": WON_ERROR, "Cause": template('$string({"data": $states.input})')},
+            reference,
+            "part",
+        )
+        self.add(branch, lost, {"Type": "Pass", "End": True}, reference, "part")
+        return race
+
+
+def _attempt_text(site: _Site) -> str:
+    """JSONata text of the ``attempt`` of a call, a listen or an emit at ``site``."""
+    if not site.retries and not site.loop:
+        return '"0"'
+    parts = list(site.retries) or ['"0"']
+    text = ' & "." & '.join(parts)
+    if site.loop:
+        text += ' & "@" & $states.context.State.EnteredTime'
+    return text
 
 
 def _reads_own(task: Mapping[str, Any], own_lists: Sequence[str]) -> bool:

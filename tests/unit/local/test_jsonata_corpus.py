@@ -2,7 +2,9 @@
 machine run by the JSONata interpreter (``parley.local.jsonata_states``), its calls answered as the case
 says, its Waits fired by the clock, and its ending, waits and call attempts compared with the case's;
 then every case again through the local executor on the manual clock, its calls answered from within
-the entry's own invocation (the answer that races ahead of the parked task). Where an expression outside
+the entry's own invocation (the answer that races ahead of the parked task). Listens are answered as
+calls are; emits and deadlines are recorded; a task never answered waits for its timeout, which the
+clock brings. Where an expression outside
 any ``try`` fails, the execution fails without its end, and the run's ending is what the runtime reads
 from that failure (``machines.run_ending``)."""
 
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from unit.workflow.machines import CASES, RUN, Answer, Case, run_ending
+from unit.workflow.machines import CASES, RUN, Answer, Case, check_told, run_ending
 from unit.workflow.machines import check_ending as check_run_ending
 
 from parley.clock import ManualClock
@@ -46,6 +48,12 @@ class FakeEntry:
         self.calls: list[dict[str, Any]] = []
         self.ends: list[dict[str, Any]] = []
         self.ended: list[dict[str, Any]] = []
+        self.told: list[dict[str, Any]] = []
+
+    def tell(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An emit or a deadline: recorded."""
+        self.told.append(event)
+        return {}
 
     def answer(self, event: dict[str, Any]) -> Answer | None:
         self.calls.append(event)
@@ -111,7 +119,12 @@ def run_on_interpreter(case: Case) -> Run:
         assert function == ENTRY
         if payload["action"] == engine.END_ACTION:
             return entry.end(payload)
-        answers.append((payload["token"], entry.answer(payload)))  # answered once the task is parked
+        if payload["action"] in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
+            return entry.tell(payload)
+        answer = entry.answer(payload)
+        if answer is not None and answer.never:
+            return {"outcome": "waiting"}
+        answers.append((payload["token"], answer))  # answered once the task is parked
         return {"outcome": "started"}
 
     machine = WorkflowMachine(
@@ -134,10 +147,11 @@ def run_on_interpreter(case: Case) -> Run:
             token, answer = answers.pop(0)
             assert machine.resume(execution, token, outcome_of(answer))
             continue
-        due = {name: at for name, at in execution.due().items() if name.startswith("wait-")}
+        due = execution.due()
         assert due, f"the execution waits for nothing it can be given: {execution.history[-3:]}"
         name, at = min(due.items(), key=lambda item: item[1])
-        waits.append(int((at - clock.now()).total_seconds()))
+        if name.startswith("wait-"):
+            waits.append(int((at - clock.now()).total_seconds()))
         clock.advance((at - clock.now()).total_seconds())
         assert machine.fire(execution, name)
     return Run(
@@ -160,6 +174,7 @@ def test_the_interpreter_runs_the_corpus_as_the_cases_say(case: Case) -> None:
         assert tuple(ran.waits) == case.waits
     if case.attempts is not None:
         assert tuple((call["task"], call["attempt"]) for call in ran.entry.calls) == case.attempts
+    check_told(case, ran.entry.told)
 
 
 # -- through the executor, on the manual clock ------------------------------------------------------------
@@ -180,7 +195,12 @@ def test_the_executor_runs_the_corpus_on_the_manual_clock(index: int) -> None:
         if event["action"] == engine.ENDED_ACTION:  # the execution failed without its end
             entry.ended.append(event)
             return {"outcome": "unchanged"}
-        outcome = outcome_of(entry.answer(event))
+        if event["action"] in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
+            return entry.tell(event)
+        answer = entry.answer(event)
+        if answer is not None and answer.never:
+            return {"outcome": "waiting"}
+        outcome = outcome_of(answer)
         if isinstance(outcome, TaskSucceeded):  # the called run ended before the call returned
             executors[0].succeed(event["token"], outcome.output)
         else:
@@ -213,5 +233,6 @@ def test_the_executor_runs_the_corpus_on_the_manual_clock(index: int) -> None:
             assert [(told["run"], told["error"]) for told in entry.ended] == [(RUN, engine.EXPRESSION_ERROR)]
         if case.attempts is not None:
             assert tuple((call["task"], call["attempt"]) for call in entry.calls) == case.attempts
+        check_told(case, entry.told)
     finally:
         executor.close()

@@ -5,8 +5,10 @@
 A :class:`Case` is a document (YAML text; the format page's two are ``examples.py``'s), the run's input,
 and how the run ends: :class:`Succeeded` with the run's output, or :class:`Rejected` with the uncaught
 error's type and status (and instance where the case is about it). A case with calls (``case.calls``)
-gives, for each call task's reference, what a fake entry answers its successive calls with
-(:class:`Answer`: the called run's output, or the error it ended with; the last answer repeats).
+gives, for each call or listen task's reference, what a fake entry answers its successive calls with
+(:class:`Answer`: the called run's output or the events listened for, the error it ended with, or no
+answer at all; the last answer repeats). ``emits`` are the events the emit tasks sent the entry,
+``deadlines`` the calls whose timeout passed (the entry's ``deadline`` action).
 ``waits`` is what the retries' Wait states wait, in order (seconds), where the case is about it
 (``None``: not checked); ``attempts`` the calls made, in order, as ``(task, attempt)`` (``None``: not
 checked; a call that a ``then`` can run again has the time its state was entered in its attempt, so
@@ -21,7 +23,7 @@ Choice outside any ``try`` that failed), the error the runtime ends the run with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -56,6 +58,8 @@ class Answer:
 
     output: Any = None
     error: Mapping[str, Any] | None = None
+    #: Never answered (the task's ``timeout`` ends it).
+    never: bool = False
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,11 @@ class Case:
     answers: Mapping[str, tuple[Answer, ...]] = field(default_factory=dict)
     waits: tuple[int, ...] | None = None
     attempts: tuple[tuple[str, str], ...] | None = None
+    #: The events the emit tasks sent the entry, in order, as ``(task, attempt, event)`` (``None``: not
+    #: checked).
+    emits: tuple[tuple[str, str, Mapping[str, Any]], ...] | None = None
+    #: The deadlines the entry was told, as ``(task, attempt)``.
+    deadlines: tuple[tuple[str, str], ...] = ()
 
     @property
     def calls(self) -> bool:
@@ -1286,6 +1295,434 @@ CASES: Final[tuple[Case, ...]] = (
             "/do/2/second/try/0/ask": (Answer(error={"type": spec_type("runtime"), "status": 500}),),
         },
     ),
+    # -- wait ------------------------------------------------------------------------------------------
+    Case(
+        "wait: ISO 8601, a mapping and an expression, each handing its input on",
+        _doc(
+            "do:\n"
+            "  - short: { wait: PT30S }\n"
+            "  - mapped: { wait: { minutes: 1, seconds: 5, milliseconds: 100 } }\n"
+            "  - computed: { wait: '${ $data.delay }' }\n"
+        ),
+        {"delay": "PT2S", "x": 1},
+        Succeeded({"delay": "PT2S", "x": 1}),
+        waits=(30, 66, 2),
+    ),
+    Case(
+        "wait: output.as and export.as",
+        _doc(
+            "do:\n"
+            "  - pause:\n"
+            "      wait: { seconds: 3 }\n"
+            "      output: { as: '${ {\"waited\": $data.x} }' }\n"
+            "      export: { as: '${ {\"seen\": $output.waited} }' }\n"
+            "  - after: { set: { context: '${ $context }', data: '${ $data }' } }\n"
+        ),
+        {"x": 7},
+        Succeeded({"context": {"seen": 7}, "data": {"waited": 7}}),
+        waits=(3,),
+    ),
+    Case(
+        "wait: a timeout shorter than the wait raises timeout at the task",
+        _doc("do:\n  - long: { wait: PT1H, timeout: { after: PT10M } }\n  - never: { set: { n: 1 } }\n"),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/0/long"),
+        waits=(600,),
+    ),
+    Case(
+        "wait: a timeout longer than the wait changes nothing; the document's timeout",
+        _doc(
+            "timeout: { after: P1D }\n"
+            "use: { timeouts: { quick: { after: PT1M } } }\n"
+            "do:\n  - short: { wait: PT5S, timeout: quick }\n  - done: { set: { done: true } }\n"
+        ),
+        {},
+        Succeeded({"done": True}),
+        waits=(5,),
+    ),
+    # -- emit ------------------------------------------------------------------------------------------
+    Case(
+        "emit: the event evaluated, the task's output its input",
+        _doc(
+            "do:\n"
+            "  - tell:\n"
+            "      emit:\n"
+            "        event:\n"
+            "          with:\n"
+            "            type: com.acme.brief.approved\n"
+            "            source: https://acme.example/campaigns\n"
+            "            subject: '${ $data.id }'\n"
+            "            data: { id: '${ $data.id }', fixed: 1 }\n"
+            "  - after: { set: '${ $data }' }\n"
+        ),
+        {"id": "b-1"},
+        Succeeded({"id": "b-1"}),
+        emits=(
+            (
+                "/do/0/tell",
+                "0",
+                {
+                    "type": "com.acme.brief.approved",
+                    "source": "https://acme.example/campaigns",
+                    "subject": "b-1",
+                    "data": {"id": "b-1", "fixed": 1},
+                },
+            ),
+        ),
+    ),
+    # -- listen ----------------------------------------------------------------------------------------
+    Case(
+        "listen: the events taken, output.as",
+        _doc(
+            "do:\n"
+            "  - decision:\n"
+            "      listen:\n"
+            "        to: { one: { with: { type: com.acme.decision, data: '${ $data.brief = \"b-1\" }' } } }\n"
+            "      output: { as: '${ $data[0].approved }' }\n"
+        ),
+        {},
+        Succeeded(True),
+        answers={"/do/0/decision": (Answer(output=[{"brief": "b-1", "approved": True}]),)},
+    ),
+    Case(
+        "listen: its timeout raises timeout at the task",
+        _doc(
+            "do:\n"
+            "  - decision:\n"
+            "      listen:\n"
+            "        to: { any: [ { with: { type: a } }, { with: { type: b } } ] }\n"
+            "        read: envelope\n"
+            "      timeout: { after: PT1S }\n"
+        ),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/0/decision"),
+        answers={"/do/0/decision": (Answer(never=True),)},
+    ),
+    Case(
+        "listen: a try takes its timeout",
+        _doc(
+            "do:\n"
+            "  - waiting:\n"
+            "      try:\n"
+            "        - decision:\n"
+            "            listen: { to: { all: [ { with: { type: a } } ] } }\n"
+            "            timeout: { after: PT1S }\n"
+            "      catch:\n"
+            "        errors: { with: { status: 408 } }\n"
+            "        do:\n"
+            "          - late: { set: { late: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"late": "/do/0/waiting/try/0/decision"}),
+        answers={"/do/0/waiting/try/0/decision": (Answer(never=True),)},
+    ),
+    # -- a call's timeout ------------------------------------------------------------------------------
+    Case(
+        "a call's timeout: the deadline told, then timeout raised at the task",
+        _doc(
+            "do:\n"
+            "  - ask:\n"
+            "      call: run_definition\n"
+            "      with: { type: interaction, name: ask }\n"
+            "      timeout: { after: PT1S }\n"
+        ),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/0/ask"),
+        answers={"/do/0/ask": (Answer(never=True),)},
+        deadlines=(("/do/0/ask", "0"),),
+    ),
+    Case(
+        "a call's timeout inside a try: the catch takes it after the deadline",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - ask:\n"
+            "            call: run_definition\n"
+            "            with: { type: interaction, name: ask }\n"
+            "            timeout: { after: PT1S }\n"
+            "      catch:\n"
+            "        errors: { with: { type: timeout } }\n"
+            "        do:\n"
+            "          - late: { set: { status: '${ $error.status }', at: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"status": 408, "at": "/do/0/guarded/try/0/ask"}),
+        answers={"/do/0/guarded/try/0/ask": (Answer(never=True),)},
+        deadlines=(("/do/0/guarded/try/0/ask", "0"),),
+    ),
+    Case(
+        "a call answered before its timeout",
+        _doc(
+            "do:\n"
+            "  - ask:\n"
+            "      call: run_definition\n"
+            "      with: { type: interaction, name: ask }\n"
+            "      timeout: { after: PT1H }\n"
+        ),
+        {},
+        Succeeded("yes"),
+        answers={"/do/0/ask": (Answer(output="yes"),)},
+    ),
+    # -- for -------------------------------------------------------------------------------------------
+    Case(
+        "for: each iteration takes the one before's output, each and at named",
+        _doc(
+            "do:\n"
+            "  - add:\n"
+            "      for: { in: '${ $data.items }', each: n, at: i }\n"
+            "      do:\n"
+            '        - step: { set: \'${ {"total": $data.total + $n * ($i + 1), "items": $data.items} }\' }\n'
+            "  - out: { set: '${ $data.total }' }\n"
+        ),
+        {"items": [1, 2, 3], "total": 0},
+        Succeeded(14),
+    ),
+    Case(
+        "for: while is checked before each iteration",
+        _doc(
+            "do:\n"
+            "  - add:\n"
+            "      for: { in: '$data.items' }\n"
+            "      while: '$data.total < 3'\n"
+            "      do:\n"
+            "        - step:\n"
+            '            set: \'${ $merge([$data, {"total": $data.total + $item, "last": $index}]) }\'\n'
+        ),
+        {"items": [1, 2, 3, 4], "total": 0},
+        Succeeded({"items": [1, 2, 3, 4], "total": 3, "last": 1}),
+    ),
+    Case(
+        "for: then exit leaves the loop; an empty list hands the input on",
+        _doc(
+            "do:\n"
+            "  - add:\n"
+            "      for: { in: '${ $data.items }' }\n"
+            "      do:\n"
+            "        - stop:\n"
+            "            if: '${ $item = 3 }'\n"
+            "            set: '${ $merge([$data, {\"stopped\": $item}]) }'\n"
+            "            then: exit\n"
+            "        - step: { set: '${ $merge([$data, {\"total\": $data.total + $item}]) }' }\n"
+            "  - none:\n"
+            "      for: { in: '${ [] }' }\n"
+            "      do:\n"
+            "        - never: { set: { never: true } }\n"
+            "      output: { as: '${ $merge([$data, {\"after\": $input.total}]) }' }\n"
+        ),
+        {"items": [1, 2, 3, 4], "total": 0},
+        Succeeded({"items": [1, 2, 3, 4], "total": 3, "stopped": 3, "after": 3}),
+    ),
+    Case(
+        "for: a call in each iteration, each with its own attempt",
+        _doc(
+            "do:\n"
+            "  - each:\n"
+            "      for: { in: '${ $data }' }\n"
+            "      do:\n"
+            "        - ask:\n"
+            "            call: run_definition\n"
+            "            with: { type: interaction, name: ask, input: { item: '${ $item }' } }\n"
+            "            export: { as: '${ $merge([$context, {$string($index): $output}]) }' }\n"
+            "  - out: { set: '${ $context }' }\n"
+        ),
+        ["a", "b"],
+        Succeeded({"0": 1, "1": 2}),
+        answers={"/do/0/each/do/0/ask": (Answer(output=1), Answer(output=2))},
+        attempts=(("/do/0/each/do/0/ask", "0"), ("/do/0/each/do/0/ask", "1")),
+    ),
+    Case(
+        "for: an emit in each iteration, emitted once each",
+        _doc(
+            "do:\n"
+            "  - each:\n"
+            "      for: { in: '${ $data }', each: name }\n"
+            "      do:\n"
+            "        - tell:\n"
+            "            emit:\n"
+            "              event:\n"
+            "                with: { type: greeted, source: 'https://t.example', data: '${ $name }' }\n"
+        ),
+        ["ana", "bo"],
+        Succeeded(["ana", "bo"]),
+        emits=(
+            ("/do/0/each/do/0/tell", "0", {"type": "greeted", "source": "https://t.example", "data": "ana"}),
+            ("/do/0/each/do/0/tell", "1", {"type": "greeted", "source": "https://t.example", "data": "bo"}),
+        ),
+    ),
+    Case(
+        "for inside a try: an error in an iteration is caught",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - each:\n"
+            "            for: { in: '${ $data }' }\n"
+            "            do:\n"
+            "              - check:\n"
+            "                  if: '${ $item > 1 }'\n"
+            "                  raise:\n"
+            "                    error: { type: validation, status: 400, detail: '${ $string($item) }' }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - caught: { set: '${ $error.detail }' }\n"
+        ),
+        [1, 2, 3],
+        Succeeded("2"),
+    ),
+    # -- fork ------------------------------------------------------------------------------------------
+    Case(
+        "fork: the branches' outputs in the order written, output.as",
+        _doc(
+            "do:\n"
+            "  - both:\n"
+            "      fork:\n"
+            "        branches:\n"
+            "          - a: { set: { a: '${ $data.x }' } }\n"
+            "          - b:\n"
+            "              do:\n"
+            "                - one: { set: { b: 1 } }\n"
+            "                - two: { set: '${ $merge([$data, {\"c\": 2}]) }' }\n"
+            "      output: { as: '${ $merge($data) }' }\n"
+            "  - after: { set: '${ $data }' }\n"
+        ),
+        {"x": 5},
+        Succeeded({"a": 5, "b": 1, "c": 2}),
+    ),
+    Case(
+        "fork: two calls together",
+        _doc(
+            "do:\n"
+            "  - reviews:\n"
+            "      fork:\n"
+            "        branches:\n"
+            "          - legal: { call: run_definition, with: { type: reasoning, name: legal } }\n"
+            "          - brand: { call: run_definition, with: { type: reasoning, name: brand } }\n"
+        ),
+        {},
+        Succeeded([{"ok": "legal"}, {"ok": "brand"}]),
+        answers={
+            "/do/0/reviews/fork/branches/0/legal": (Answer(output={"ok": "legal"}),),
+            "/do/0/reviews/fork/branches/1/brand": (Answer(output={"ok": "brand"}),),
+        },
+    ),
+    Case(
+        "fork: a branch's error nothing catches ends the run",
+        _doc(
+            "do:\n"
+            "  - both:\n"
+            "      fork:\n"
+            "        branches:\n"
+            "          - a: { set: { a: 1 } }\n"
+            "          - b: { raise: { error: { type: validation, status: 400 } } }\n"
+            "  - never: { set: { n: 1 } }\n"
+        ),
+        {},
+        Rejected(spec_type("validation"), 400, "/do/0/both/fork/branches/1/b"),
+    ),
+    Case(
+        "fork: a branch's then end ends the run with its data",
+        _doc(
+            "do:\n"
+            "  - both:\n"
+            "      fork:\n"
+            "        branches:\n"
+            "          - a: { set: { a: 1 } }\n"
+            "          - b: { set: { ended: '${ $data.x }' }, then: end }\n"
+            "  - never: { set: { n: 1 } }\n"
+        ),
+        {"x": "here"},
+        Succeeded({"ended": "here"}),
+    ),
+    Case(
+        "fork inside a try, a branch exporting: the catch takes a branch's error",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - both:\n"
+            "            fork:\n"
+            "              branches:\n"
+            "                - a:\n"
+            "                    do:\n"
+            "                      - one: { set: { a: 1 }, export: { as: { seen: true } } }\n"
+            "                      - two: { set: '${ $context }' }\n"
+            "                - b: { raise: { error: { type: validation, status: 400 } } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - caught: { set: '${ $error.status }' }\n"
+        ),
+        {},
+        Succeeded(400),
+    ),
+    Case(
+        "fork compete: the first branch to succeed wins",
+        _doc(
+            "do:\n"
+            "  - race:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            "          - failing: { raise: { error: { type: validation, status: 400 } } }\n"
+            "          - winning: { set: { winner: '${ $data.name }' } }\n"
+            "      output: { as: '${ $data.winner }' }\n"
+        ),
+        {"name": "b"},
+        Succeeded("b"),
+    ),
+    Case(
+        "fork compete: calls, one failing",
+        _doc(
+            "do:\n"
+            "  - race:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            "          - first: { call: run_definition, with: { type: interaction, name: first } }\n"
+            "          - second: { call: run_definition, with: { type: interaction, name: second } }\n"
+        ),
+        {},
+        Succeeded("second"),
+        answers={
+            "/do/0/race/fork/branches/0/first": (
+                Answer(error={"type": spec_type("runtime"), "status": 500}),
+            ),
+            "/do/0/race/fork/branches/1/second": (Answer(output="second"),),
+        },
+    ),
+    Case(
+        "fork compete: the fork fails only when every branch fails, with the first branch's error",
+        _doc(
+            "do:\n"
+            "  - race:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            "          - one: { raise: { error: { type: validation, status: 400 } } }\n"
+            "          - two: { raise: { error: { type: communication, status: 503 } } }\n"
+        ),
+        {},
+        Rejected(spec_type("validation"), 400, "/do/0/race/fork/branches/0/one"),
+    ),
+    Case(
+        "fork compete inside a try: every branch failing is caught",
+        _doc(
+            "do:\n"
+            "  - guarded:\n"
+            "      try:\n"
+            "        - race:\n"
+            "            fork:\n"
+            "              compete: true\n"
+            "              branches:\n"
+            "                - one: { raise: { error: { type: validation, status: 400 } } }\n"
+            "                - two: { raise: { error: { type: communication, status: 503 } } }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - caught: { set: '${ $error.status }' }\n"
+        ),
+        {},
+        Succeeded(400),
+    ),
 )
 
 
@@ -1314,6 +1751,16 @@ def check_ending(case: Case, ending: Mapping[str, Any]) -> None:
         assert (ending["error"]["type"], ending["error"]["status"]) == (expected.type, expected.status)
         if expected.instance is not None:
             assert ending["error"]["instance"] == expected.instance
+
+
+def check_told(case: Case, told: Sequence[Mapping[str, Any]]) -> None:
+    """The emits and deadlines the entry was told are the case's."""
+    emits = [event for event in told if event["action"] == engine.EMIT_ACTION]
+    deadlines = [event for event in told if event["action"] == engine.DEADLINE_ACTION]
+    assert all(event["run"] == RUN for event in told)
+    if case.emits is not None:
+        assert tuple((event["task"], event["attempt"], event["event"]) for event in emits) == case.emits
+    assert tuple((event["task"], event["attempt"]) for event in deadlines) == case.deadlines
 
 
 def case(name: str) -> Case:

@@ -8,9 +8,11 @@ where): the JSONata hook (empty as moto ships it); a JSONata failure is ``States
 fails with that error (moto cannot name one: ``CustomErrorName`` refuses the ``States.`` prefix); a Wait
 records its seconds instead of sleeping them.
 
-Calls go to a fake entry (a moto Lambda function routed to Python): it answers each call of a task
-with the case's next :class:`~unit.workflow.machines.Answer`, from another thread, with
-``SendTaskSuccess``/``SendTaskFailure`` as the workflow entry does; the end Task's payload is recorded.
+Calls and listens go to a fake entry (a moto Lambda function routed to Python): it answers each of a
+task with the case's next :class:`~unit.workflow.machines.Answer`, from another thread, with
+``SendTaskSuccess``/``SendTaskFailure`` as the workflow entry does (or never, for a task whose timeout
+the case is about: moto times it out in real time); the end Task's payload, the emits and the
+deadlines are recorded.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Outcome:
     end: dict[str, Any] | None
     waits: list[int] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    told: list[dict[str, Any]] = field(default_factory=list)
     entered: list[str] = field(default_factory=list)
     error: str | None = None
     cause: str | None = None
@@ -70,6 +73,7 @@ class _Recorder:
     waits: list[int] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     ends: list[dict[str, Any]] = field(default_factory=list)
+    told: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -192,6 +196,10 @@ class _FakeEntry:
             with self.recorder.lock:
                 self.recorder.ends.append(event)
             return {}
+        if event.get("action") in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
+            with self.recorder.lock:
+                self.recorder.told.append(event)
+            return {}
         with self.recorder.lock:
             self.recorder.calls.append(event)
         task = str(event.get("task"))
@@ -199,6 +207,8 @@ class _FakeEntry:
         index = self.counts.get(task, 0)
         self.counts[task] = index + 1
         answer = answers[min(index, len(answers) - 1)] if answers else None
+        if answer is not None and answer.never:
+            return {}
         # moto keeps the token before it invokes the entry: the answer may come before the Task waits.
         thread = threading.Thread(target=self.answer, args=(str(event["token"]), answer), daemon=True)
         self.threads.append(thread)
@@ -260,6 +270,7 @@ def _execute(
         recorder.waits.clear()
         recorder.calls.clear()
         recorder.ends.clear()
+        recorder.told.clear()
     entry.start(case)
     definition = engine.with_entry(machine.definition, entry_arn)
     arn = sfn.create_state_machine(name=f"case-{index}", definition=json.dumps(definition), roleArn=role)[
@@ -287,6 +298,7 @@ def _execute(
             end=recorder.ends[-1] if recorder.ends else None,
             waits=list(recorder.waits),
             calls=list(recorder.calls),
+            told=list(recorder.told),
             entered=entered,
             error=described.get("error"),
             cause=described.get("cause"),

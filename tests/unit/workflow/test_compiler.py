@@ -721,17 +721,23 @@ def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
 @pytest.mark.parametrize(
     ("body", "found"),
     [
-        ("do:\n  - w: { wait: PT1S }\n", [("/do/0/w", "a wait task")]),
-        ("do:\n  - f: { for: { in: '$data' }, do: [ { a: { set: {} } } ] }\n", [("/do/0/f", "a for task")]),
-        ("do:\n  - f: { fork: { branches: [ { a: { set: {} } } ] } }\n", [("/do/0/f", "a fork task")]),
-        ("do:\n  - l: { listen: { to: { one: { with: { type: x } } } } }\n", [("/do/0/l", "a listen task")]),
-        ("do:\n  - e: { emit: { event: { with: { type: x } } } }\n", [("/do/0/e", "an emit task")]),
-        ("do:\n  - s: { set: {}, timeout: { after: PT1S } }\n", [("/do/0/s/timeout", "a task's timeout")]),
-        ("timeout: { after: PT1H }\ndo:\n  - s: { set: {} }\n", [("/timeout", "the document's timeout")]),
+        (
+            "do:\n  - s: { do: [ { a: { set: {} } } ], timeout: { after: PT1S } }\n",
+            [("/do/0/s/timeout", "a timeout on a do task")],
+        ),
+        (
+            "timeout: { after: '${ \"PT1H\" }' }\ndo:\n  - s: { set: {} }\n",
+            [("/timeout", "the document's timeout written as an expression")],
+        ),
         ("schedule: { every: PT1H }\ndo:\n  - s: { set: {} }\n", [("/schedule", "the document's schedule")]),
         (
-            "do:\n  - t:\n      try:\n        - w: { wait: PT1S }\n      catch: {}\n",
-            [("/do/0/t/try/0/w", "a wait task")],
+            "do:\n  - w: { wait: '${ \"PT1S\" }', timeout: { after: PT1S } }\n",
+            [("/do/0/w/timeout", "a timeout of a wait written as an expression")],
+        ),
+        (
+            "do:\n  - f:\n      fork:\n        compete: true\n"
+            "        branches:\n          - a: { set: {}, then: end }\n",
+            [("/do/0/f/fork/branches", "then: end in a competing fork's branch")],
         ),
     ],
 )
@@ -745,7 +751,19 @@ def test_what_is_not_compiled_yet_is_refused(body: str, found: list[tuple[str, s
 
 
 def test_the_compiled_tasks() -> None:
-    assert COMPILED_TASKS == ("call", "set", "do", "switch", "try", "raise")
+    assert COMPILED_TASKS == (
+        "call",
+        "set",
+        "do",
+        "switch",
+        "try",
+        "raise",
+        "wait",
+        "emit",
+        "listen",
+        "for",
+        "fork",
+    )
 
 
 # -- expressions ------------------------------------------------------------------------------------------

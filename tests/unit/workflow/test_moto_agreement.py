@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from unit.workflow.machines import CASES, RUN, Case, case, check_ending
+from unit.workflow.machines import CASES, RUN, Case, case, check_ending, check_told
 from unit.workflow.moto_runs import CorpusRun, run_corpus
 
 from parley.aws.workflows import history_events
@@ -41,6 +41,7 @@ def test_moto_ends_the_run_as_the_corpus_says(corpus: CorpusRun, case: Case) -> 
     if case.attempts is not None:
         assert attempts == case.attempts
     assert len(set(attempts)) == len(attempts), "a call made again under the same attempt"
+    check_told(case, outcome.told)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[found.name for found in CASES])
