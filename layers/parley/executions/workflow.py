@@ -11,7 +11,8 @@ ends"): the compiled state machines invoke it (``parley.workflow.engine``).
   a run still started ends as the ``runtime`` error says.
 - ``{"action": "listen", "token", "run", "task", "attempt", "to", "read"}`` (a ``.waitForTaskToken``
   task) and ``{"action": "emit", "run", "task", "attempt", "event"}``: a run's events
-  (``parley.workflow.listening``).
+  (``parley.workflow.listening``); a run's end, its ending without the end and a task's deadline forget
+  the listens that still wait there.
 
 Both are idempotent: Step Functions delivers at least once. Its own module, so that the other functions
 never load the workflow type.
@@ -52,8 +53,11 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
             event = _ended_of(event.get("detail") or {})
         action = event.get("action")
         if action == ENDED_ACTION:
-            return {"outcome": workflows.ended(event)}
+            outcome = workflows.ended(event)
+            listening.ended(event)
+            return {"outcome": outcome}
         if action == DEADLINE_ACTION:
+            listening.lapsed(event)
             return {"outcome": workflows.deadline(event)}
         if action == engine.LISTEN_ACTION:
             return {"outcome": listening.listen(event)}
@@ -62,7 +66,9 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
         if action == CALL_ACTION:
             return {"outcome": workflows.call(event)}
         if action == END_ACTION:
-            return {"outcome": workflows.end(event)}
+            outcome = workflows.end(event)
+            listening.ended(event)
+            return {"outcome": outcome}
         raise ValueError(f"the workflow function does not know the action {action!r}")
 
     return handler

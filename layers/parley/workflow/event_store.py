@@ -357,15 +357,19 @@ class RunEventStore:
         """Forget the run's waiting listens (a cancelled workflow): their tokens and type items. How many."""
         forgotten = 0
         for listen in self.waiting(playbook, run_id):
-            keys = [listen_key(run_id, listen.listen_id)]
-            keys.extend(type_key(event_type, run_id, listen.listen_id) for event_type in listen.types)
-            for sk in keys:
-                with translated():
-                    self.store._client.delete_item(
-                        TableName=self.store._table, Key=item_key(playbook_key(playbook), sk)
-                    )
+            self.forget_listen(playbook, listen)
             forgotten += 1
         return forgotten
+
+    def forget_listen(self, playbook: PlaybookRef, listen: Listen) -> None:
+        """Forget one listen (its item and its type items): it waits no more."""
+        keys = [listen_key(listen.run_id, listen.listen_id)]
+        keys.extend(type_key(event_type, listen.run_id, listen.listen_id) for event_type in listen.types)
+        for sk in keys:
+            with translated():
+                self.store._client.delete_item(
+                    TableName=self.store._table, Key=item_key(playbook_key(playbook), sk)
+                )
 
     # --- emitted events ----------------------------------------------------------------------------
 

@@ -247,6 +247,10 @@ class RunEvents:
             types=types,
         )
         kept = self.store.wait(playbook, wanted)
+        # The same task waiting again (a retry, a loop's next turn): its earlier attempt waits no more.
+        for earlier in self.store.waiting(playbook, key.run_id):
+            if earlier.task == task and earlier.listen_id != wanted.listen_id:
+                self.store.forget_listen(playbook, earlier)
         if kept.state != "waiting":
             self._succeed(token, kept.output, task)  # delivered again: answered as the first time
             return "answered"
@@ -345,6 +349,29 @@ class RunEvents:
             return
         if receipt.new:
             self.deliver(playbook, run_id)
+
+    def lapsed(self, payload: Mapping[str, Any]) -> str:
+        """A task's ``timeout`` passed (the entry's ``deadline``): a listen of that task and attempt that
+        still waits is forgotten, so that it takes no event meant for what comes next. ``forgotten`` or
+        ``unchanged``."""
+        if not isinstance(payload.get("run"), Mapping):
+            return "unchanged"
+        key = RunKey.from_json(payload["run"])
+        playbook = PlaybookRef(key.org, key.playbook)
+        the_id = listen_id(str(payload.get("task") or ""), str(payload.get("attempt", "0")))
+        found = self.store.get_listen(playbook, key.run_id, the_id)
+        if found is None or found.state != "waiting":
+            return "unchanged"
+        self.store.forget_listen(playbook, found)
+        return "forgotten"
+
+    def ended(self, payload: Mapping[str, Any]) -> None:
+        """The run's execution ended (its end, or Step Functions ended it): listens still waiting (a
+        branch's, when another ended the run) are forgotten."""
+        if not isinstance(payload.get("run"), Mapping):
+            return
+        key = RunKey.from_json(payload["run"])
+        self.forget(PlaybookRef(key.org, key.playbook), key.run_id)
 
     # --- cancelling -----------------------------------------------------------------------------
 

@@ -8,8 +8,14 @@ from parley.workflow.event_filters import json_equal, literal_types, matches, ou
 
 
 def event(event_type: str, data: Any = None, **more: Any) -> dict[str, Any]:
-    return {"type": event_type, "id": more.get("id", event_type), "time": "t", "source": more.get("source", "/s"),
-            "subject": more.get("subject"), "data": data}  # fmt: skip
+    return {
+        "type": event_type,
+        "id": more.get("id", event_type),
+        "time": "t",
+        "source": more.get("source", "/s"),
+        "subject": more.get("subject"),
+        "data": data,
+    }
 
 
 def test_each_attribute_written_must_equal_the_events() -> None:

@@ -202,3 +202,28 @@ def test_a_big_event_is_kept_in_the_content_store(world: SimpleNamespace) -> Non
     send(world, "a", "x" * (100 * 1024))
     assert listen(world, ONE_A()) == "answered"
     assert world.engine.answers[0][2]["output"] == ["x" * (100 * 1024)]
+
+
+def test_a_listen_whose_timeout_passed_takes_no_event(world: SimpleNamespace) -> None:
+    listen(world, ONE_A())
+    lapsed = {"action": "deadline", "run": {"org": "acme", "playbook": "campaigns", "run_id": RUN_A}}
+    assert world.events.lapsed({**lapsed, "task": "/do/0/wait", "attempt": "1"}) == "forgotten"
+    assert world.events.lapsed({**lapsed, "task": "/do/0/wait", "attempt": "1"}) == "unchanged"
+    send(world, "a", 1)
+    assert world.engine.answers == []
+    assert listen(world, ONE_A(), task="/do/1/again", token="tok-2") == "answered"
+    assert world.engine.answers == [("succeed", "tok-2", {"output": [1]})]
+
+
+def test_the_same_task_waiting_again_forgets_its_earlier_attempt(world: SimpleNamespace) -> None:
+    listen(world, ONE_A(), attempt="1", token="tok-1")
+    listen(world, ONE_A(), attempt="2", token="tok-2")
+    assert [one.token for one in world.events.store.waiting(PLAYBOOK, RUN_A)] == ["tok-2"]
+    send(world, "a", 1)
+    assert world.engine.answers == [("succeed", "tok-2", {"output": [1]})]
+
+
+def test_the_runs_end_forgets_the_listens_still_waiting(world: SimpleNamespace) -> None:
+    listen(world, ONE_A())
+    world.events.ended({"action": "end", "run": {"org": "acme", "playbook": "campaigns", "run_id": RUN_A}})
+    assert world.events.store.waiting(PLAYBOOK, RUN_A) == []
