@@ -223,8 +223,6 @@ def compile_workflow(data: Mapping[str, Any]) -> CompiledWorkflow:
 def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
     """What a document uses that is not compiled yet, each as ``(pointer, what)``."""
     found: list[tuple[str, str]] = []
-    if "schedule" in data:
-        found.append(("/schedule", "the document's schedule"))
     timeouts = mapping(mapping(data.get("use")).get("timeouts"))
     timeout = data.get("timeout")
     if isinstance(timeout, str):

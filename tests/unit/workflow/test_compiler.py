@@ -729,7 +729,6 @@ def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
             "timeout: { after: '${ \"PT1H\" }' }\ndo:\n  - s: { set: {} }\n",
             [("/timeout", "the document's timeout written as an expression")],
         ),
-        ("schedule: { every: PT1H }\ndo:\n  - s: { set: {} }\n", [("/schedule", "the document's schedule")]),
         (
             "do:\n  - w: { wait: '${ \"PT1S\" }', timeout: { after: PT1S } }\n",
             [("/do/0/w/timeout", "a timeout of a wait written as an expression")],

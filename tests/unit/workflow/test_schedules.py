@@ -495,3 +495,14 @@ def test_a_firing_long_late_goes_on_from_now(runs: FakeRuns) -> None:
     assert fire(runs, work)["outcome"] == "started"  # type: ignore[arg-type]
     ((_, following),) = scheduler.pending.values()
     assert following["due"] == "2026-03-02T15:00:00.000Z"
+
+
+def test_a_schedule_needs_nothing_compiled() -> None:
+    import yaml
+
+    from parley.workflow.compiler import compile_workflow, not_yet_compiled
+
+    body = "document: { dsl: '1.0.3', namespace: t, name: n, version: '1' }\ndo:\n  - s: { set: {} }\n"
+    scheduled = yaml.safe_load(body + "schedule: { cron: '0 9 * * MON-FRI', every: PT1H }\n")
+    assert not_yet_compiled(scheduled) == []
+    assert compile_workflow(scheduled).definition == compile_workflow(yaml.safe_load(body)).definition
