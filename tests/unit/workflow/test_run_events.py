@@ -227,3 +227,25 @@ def test_the_runs_end_forgets_the_listens_still_waiting(world: SimpleNamespace) 
     listen(world, ONE_A())
     world.events.ended({"action": "end", "run": {"org": "acme", "playbook": "campaigns", "run_id": RUN_A}})
     assert world.events.store.waiting(PLAYBOOK, RUN_A) == []
+
+
+def test_events_sent_at_once_answer_a_listen_once(world: SimpleNamespace) -> None:
+    import threading
+
+    listen(world, {"any": [{"with": {"type": "a"}}]})
+    barrier = threading.Barrier(6)
+
+    def one(number: int) -> None:
+        barrier.wait()
+        send(world, "a", number)
+
+    threads = [threading.Thread(target=one, args=(number,)) for number in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    [(kind, token, output)] = world.engine.answers
+    assert (kind, token) == ("succeed", "tok-1")
+    kept = {k.envelope["data"] for k in world.events.store.kept(PLAYBOOK, RUN_A)}
+    assert kept | set(output["output"]) == set(range(6)) and len(kept) == 5
