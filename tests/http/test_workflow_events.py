@@ -61,7 +61,7 @@ do:
         event:
           with:
             type: com.acme.brief.ready
-            source: /workflows/announce
+            source: https://example.com/workflows/announce
             data: { brief: '${ $data.brief }' }
   - done: { set: { told: true } }
 """
@@ -221,3 +221,89 @@ def test_an_event_is_at_most_256_kib_and_has_a_type(playbook: Playbook) -> None:
     problem(playbook.send(run_id, {"data": 1}), 422, "invalid_input")
     problem(playbook.send(run_id, {"type": "a", "colour": "red"}), 422, "invalid_input")
     assert playbook.send(run_id, {"type": "a", "data": "x" * (200 * 1024)}).status_code == 202
+
+
+# --- listen and emit (the compiled tasks on the local interpreter) --------------------------------
+
+
+def test_a_listen_waits_for_the_event_sent_over_http(playbook: Playbook) -> None:
+    playbook.save("workflow", "wait-decision", DECISION)
+    run_id = playbook.started("wait-decision")
+
+    other = playbook.send(run_id, {"type": "com.acme.decision", "data": {"brief": "b-2", "ok": False}})
+    assert other.status_code == 202
+    assert playbook.run_of(run_id)["status"] == "started"
+    sent = playbook.send(run_id, {"type": "com.acme.decision", "data": {"brief": "b-1", "ok": True}})
+    assert sent.status_code == 202
+
+    done = playbook.run_of(run_id)
+    assert done["status"] == "succeeded", done
+    assert done["output"] == {"decided": {"brief": "b-1", "ok": True}}
+    types = [event["type"] for event in playbook.history(run_id)]
+    assert types.count("event_received") == 2 and types[-1] == "run_succeeded"
+
+
+def test_an_event_sent_before_the_listen_waits_is_kept_for_it(playbook: Playbook) -> None:
+    # brief-approval waits for its call; the events sent meanwhile are kept, but it listens for none.
+    playbook.save("workflow", "both-signoffs", BOTH)
+    run_id = playbook.started("both-signoffs")
+    playbook.send(run_id, {"type": "com.acme.finance", "subject": "b-1", "id": "f-1", "data": 2})
+    assert playbook.run_of(run_id)["status"] == "started"
+    playbook.send(run_id, {"type": "com.acme.legal", "source": "/legal", "id": "l-1", "data": 1})
+
+    done = playbook.run_of(run_id)
+    assert done["status"] == "succeeded", done
+    legal, finance = done["output"]
+    assert (legal["type"], legal["id"], legal["source"], legal["data"]) == (
+        "com.acme.legal",
+        "l-1",
+        "/legal",
+        1,
+    )
+    assert (finance["subject"], finance["source"], finance["data"]) == ("b-1", "/callers/dev", 2)
+    assert set(legal) == {"type", "id", "time", "source", "subject", "data"}
+
+
+def test_a_listen_gets_the_event_sent_over_mcp(playbook: Playbook) -> None:
+    playbook.save("workflow", "wait-decision", DECISION)
+    run_id = playbook.started("wait-decision")
+
+    result = playbook.mcp(
+        "send_run_event", {"run_id": run_id, "type": "com.acme.decision", "data": {"brief": "b-1"}}
+    )
+    assert result.get("isError") is not True, result
+    assert result["structuredContent"]["run_id"] == run_id
+    assert playbook.run_of(run_id)["output"] == {"decided": {"brief": "b-1"}}
+
+    refused = playbook.mcp("send_run_event", {"run_id": run_id, "type": "a"}, token="viewer-token")
+    assert refused["isError"] is True
+    assert json.loads(refused["content"][1]["text"])["reason"] == "forbidden"
+
+
+def test_an_emit_reaches_a_listen_of_its_type_once(playbook: Playbook) -> None:
+    playbook.save("workflow", "await-ready", AWAIT_READY)
+    playbook.save("workflow", "announce", ANNOUNCE)
+    waiting = playbook.started("await-ready")
+
+    told = playbook.run("announce", {"brief": "b-7"})
+    assert told["status"] == "succeeded", told
+    assert told["output"] == {"told": True}
+
+    done = playbook.run_of(waiting)
+    assert done["status"] == "succeeded", done
+    assert done["output"] == [{"brief": "b-7"}]
+    published = playbook.get("/events", {"type": "event_published"}).json()["events"]
+    assert [(e["run_id"], e["data"]["type"], e["data"]["data"]) for e in published] == [
+        (told["run_id"], "com.acme.brief.ready", {"brief": "b-7"})
+    ]
+    [received] = [e for e in playbook.history(waiting) if e["type"] == "event_received"]
+    assert received["data"]["emitted_by"] == told["run_id"]
+    assert received["data"]["event_id"] == published[0]["data"]["event_id"]
+
+
+def test_a_cancelled_workflow_forgets_its_listen(playbook: Playbook) -> None:
+    playbook.save("workflow", "wait-decision", DECISION)
+    run_id = playbook.started("wait-decision")
+    cancelled = playbook.post(f"/runs/{run_id}/cancel", {})
+    assert cancelled.status_code == 200, cancelled.text
+    problem(playbook.send(run_id, {"type": "com.acme.decision", "data": {"brief": "b-1"}}), 409, "conflict")
