@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,8 +20,10 @@ from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
-PLAYBOOKS = [f"s{n:02d}" for n in range(1, 11)]
-OPERATOR = writer_and_viewer(PLAYBOOKS)
+PLAYBOOKS = [f"s{n:02d}" for n in range(1, 10)]
+#: The playbook of the restart test, which runs servers of its own.
+RESTARTED = "s10"
+OPERATOR = writer_and_viewer([*PLAYBOOKS, RESTARTED])
 APPROVE = "approve-campaign-brief"
 HOUR = 3600
 
@@ -250,3 +253,20 @@ def test_a_schedule_saved_and_retired_over_mcp(playbook: Playbook) -> None:
     assert retired["status"] == "retired"
     playbook.advance(2 * HOUR)
     assert len(playbook.runs_of("hourly")) == 2
+
+
+def test_a_schedule_goes_on_after_a_restart(tmp_path: Path) -> None:
+    """The local scheduler keeps the pending time in the data folder (``parley serve --data``)."""
+    config = tmp_path / "operator.yaml"
+    config.write_text(OPERATOR, encoding="utf-8")
+    data, log = tmp_path / "data", tmp_path / "serve.log"
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, timeout=60) as http:
+        chosen = Playbook(http, f"/v1/orgs/acme/playbooks/{RESTARTED}")
+        chosen.save("workflow", "hourly", HOURLY)
+        chosen.advance(HOUR)
+        assert len(chosen.runs_of("hourly")) == 1
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, timeout=60) as http:
+        chosen = Playbook(http, f"/v1/orgs/acme/playbooks/{RESTARTED}")
+        chosen.advance(2 * HOUR)
+        runs = chosen.runs_of("hourly")
+        assert len(runs) == 3 and len({run["run_id"] for run in runs}) == 3, runs
