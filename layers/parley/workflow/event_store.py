@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 #: Events over a run's life (``workflow-format.md``, "Bounds").
 MAX_EVENTS_PER_RUN: Final = 1024
+#: The filters of a listen: its answer is one transaction (DynamoDB's 100 items) with the events it takes.
+MAX_FILTERS: Final = 90
 WAITING: Final = "waiting"
 ANSWERED: Final = "answered"
 
@@ -213,6 +215,10 @@ class RunEventStore:
             text = item["event"] if "event" in item else self.store._load(item["event_ref"])
             found.append(KeptEvent(str(item["event_id"]), json.loads(text), int(item["size"])))
         return found
+
+    def kept_ids(self, playbook: PlaybookRef, run_id: str) -> list[str]:
+        """The ids of the run's kept events, oldest first (their content not read)."""
+        return [str(item["event_id"]) for item in self._query(playbook, kept_prefix(run_id))]
 
     def drop(self, playbook: PlaybookRef, run_id: str, event_ids: list[str]) -> list[str]:
         """Forget kept events (the oldest past the bounds); the ids of those this call removed."""

@@ -40,7 +40,7 @@ from parley.runs.reading import no_run
 from parley.workflow import engine
 from parley.workflow.errors import runtime_error
 from parley.workflow.event_filters import filters_of, literal_types, output_of, taken
-from parley.workflow.event_store import EventsFull, Listen, Receipt, RunEventStore
+from parley.workflow.event_store import MAX_FILTERS, EventsFull, Listen, Receipt, RunEventStore
 
 if TYPE_CHECKING:
     from parley.ports.workflows import WorkflowEngine
@@ -230,7 +230,9 @@ class RunEvents:
         try:
             if not isinstance(to, Mapping):
                 raise ValueError("a listen's to is an object")
-            filters_of(to)
+            _, found = filters_of(to)
+            if not found or len(found) > MAX_FILTERS:
+                raise ValueError(f"a listen has 1 to {MAX_FILTERS} filters, not {len(found)}")
             types = tuple(literal_types(to))
         except ValueError as exc:
             self._fail(token, runtime_error(f"The listen cannot be read: {exc}.", instance=task))
@@ -376,5 +378,8 @@ class RunEvents:
     # --- cancelling -----------------------------------------------------------------------------
 
     def forget(self, playbook: PlaybookRef, run_id: str) -> int:
-        """A cancelled workflow run: its waiting listens forgotten (their tokens are never answered)."""
-        return self.store.forget_listens(playbook, run_id)
+        """A workflow run that ended (cancelled, or its execution ended): its waiting listens forgotten
+        (their tokens are never answered) and the events kept for them dropped. How many listens."""
+        forgotten = self.store.forget_listens(playbook, run_id)
+        self.store.drop(playbook, run_id, self.store.kept_ids(playbook, run_id))
+        return forgotten

@@ -223,10 +223,22 @@ def test_the_same_task_waiting_again_forgets_its_earlier_attempt(world: SimpleNa
     assert world.engine.answers == [("succeed", "tok-2", {"output": [1]})]
 
 
-def test_the_runs_end_forgets_the_listens_still_waiting(world: SimpleNamespace) -> None:
+def test_the_runs_end_forgets_the_listens_still_waiting_and_the_events_kept(world: SimpleNamespace) -> None:
     listen(world, ONE_A())
+    send(world, "b", 1)
     world.events.ended({"action": "end", "run": {"org": "acme", "playbook": "campaigns", "run_id": RUN_A}})
     assert world.events.store.waiting(PLAYBOOK, RUN_A) == []
+    assert world.events.store.kept(PLAYBOOK, RUN_A) == []
+
+
+def test_a_listen_of_no_filter_or_too_many_is_refused(world: SimpleNamespace) -> None:
+    assert listen(world, {"all": []}, token="tok-0") == "refused"
+    many = {"all": [{"with": {"type": f"t{number}"}} for number in range(91)]}
+    assert listen(world, many, task="/do/1/x", token="tok-9") == "refused"
+    assert [(kind, token) for kind, token, _ in world.engine.answers] == [
+        ("fail", "tok-0"),
+        ("fail", "tok-9"),
+    ]
 
 
 def test_events_sent_at_once_answer_a_listen_once(world: SimpleNamespace) -> None:
