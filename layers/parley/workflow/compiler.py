@@ -4,12 +4,15 @@ the JSONata query language (``workflow-format.md``: "Tasks", "Data between tasks
 
 :func:`compile_workflow` takes the document as read from its YAML, after the checks of saving (the DSL's
 schema, Parley's refusals, the names that must exist, every expression parsed): it checks nothing of that
-again. It compiles ``call: run_definition``, ``set``, ``do``, ``switch``, ``try``/``catch`` (with
-``retry``) and ``raise``, and on every task ``if``, ``input.from``, ``output.as``, ``export.as`` and
-``then``; the document's ``input.from`` and ``output.as``. Documents with ``for``, ``fork``, ``wait``,
-``listen``, ``emit``, a task's ``timeout``, the document's ``timeout`` or ``schedule`` are not compiled
-yet: :func:`not_yet_compiled` lists what such a document uses, and :func:`compile_workflow` raises
-:class:`NotCompiled`.
+again. It compiles every task of the page (``call: run_definition``, ``set``, ``do``, ``switch``,
+``try``/``catch`` with ``retry``, ``raise``, ``for``, ``fork`` with ``compete``, ``wait``, ``listen``,
+``emit``), and on every task ``if``, ``input.from``, ``output.as``, ``export.as``, ``then`` and
+``timeout`` (on a ``call``, ``listen``, ``emit`` or ``wait``; on ``set``, ``switch`` and ``raise``,
+which take no time, it changes nothing); the document's ``input.from``, ``output.as`` and ``timeout``.
+Not compiled yet: a ``timeout`` on a ``do``, ``for``, ``fork`` or ``try``; a ``timeout`` written as an
+expression on a ``wait`` or the document; ``then: end`` in a competing fork's branch; the document's
+``schedule`` (the runtime's, not the machine's). :func:`not_yet_compiled` lists what such a document
+uses, and :func:`compile_workflow` raises :class:`NotCompiled`.
 
 **What a run costs.** Step Functions bills each state a run enters, so the machine has no state that
 does no work: a state that would only hand its input on is left out wherever the state before it can
@@ -75,7 +78,41 @@ says, with their roles):
   followed; the Choice's way out tells the task skipped).
 - ``then``: the ``Next`` of the task's last state: ``continue`` the next task (or what follows the
   list), ``exit`` what follows the list, a sibling its first state, ``end`` the end of the run (inside a
-  ``try``, the branch ends telling so, and the Parallel's Choice ``R#ended`` goes on ending).
+  ``try``, the branch ends telling so, and the Parallel's Choice ``R#ended`` goes on ending; inside a
+  ``fork``'s branch, the branch fails with ``Parley.End`` and its data, which the fork's Catch takes to
+  the end).
+- ``wait``: a Wait ``R`` of the duration's whole seconds (rounded up): a number for ISO 8601 or a
+  mapping, a ``$ceil`` of the expression's value (ISO 8601 text or a mapping, read as it runs); its
+  output is its input.
+- ``emit``: a Task ``R`` on ``lambda:invoke`` of the entry (``{"action": "emit", "run", "task",
+  "attempt", "event": {"type", "source", "subject"?, "data"?}}``, evaluated); its output is its input.
+  ``listen``: a Task ``R`` on ``lambda:invoke.waitForTaskToken`` (``{"action": "listen", "token", "run",
+  "task", "attempt", "to", "read"}``, the filters as written, expressions kept as their ``${ … }``
+  text); its output ``$states.result.output``, the events.
+- ``for``: a Pass ``R`` evaluates ``for.in`` once (on the data after ``input.from``) into the variable
+  ``items_S`` and sets the position ``at_S`` to -1; the Choice ``R#each`` goes into the list while
+  there is another item and ``while`` holds (its rule assigns the next position), else to the task's
+  end. The list's end goes back to ``R#each``, so each iteration takes the one before's output;
+  ``then: exit`` in the list leaves the loop. ``$item``/``$index`` (or ``for.each``/``for.at``) read
+  ``$items_S[$at_S]`` and ``$at_S``. Per iteration: the list's states and one Choice.
+- ``fork``: a Parallel ``R`` (``R#fork`` after a Pass ``R`` where it shapes its input or keeps it), a
+  branch per task of ``fork.branches`` (a scope of its own; a branch that exports has its own
+  ``$context``, started from the one around it in ``B#begin``, and its exports stay in the branch); its
+  output ``$states.result``, the outputs in the order written. With ``compete: true``, each branch is a
+  Parallel ``B#race`` of its task, which, done, goes to the Fail ``B#won`` (error ``Parley.Won``, the
+  output as ``{"data"}`` JSON its cause): a Parallel stops its other branches when one fails, and the
+  fork's Catch takes that output (through ``R#done``). A branch whose task fails goes (its race's
+  Catch) to the Pass ``B#lost``, ending with ``{"error"}``; when every branch lost, the Parallel
+  completes and ``R#lost`` raises the first branch's error: the fork fails only when every branch
+  fails. The runs the stopped branches waited for are the runtime's to cancel.
+- ``timeout``: on a Task (``call``, ``listen``, ``emit``), its ``TimeoutSeconds`` and a first Catch of
+  ``States.Timeout`` raising the ``timeout`` error (408, at the task): outside any ``try`` the Catch
+  keeps it in ``$uncaught``, inside one ``R#timeout`` (a Fail) raises it; a call first goes to the Task
+  ``R#deadline`` (``{"action": "deadline", "run", "task", "attempt"}``: the entry cancels the called run
+  with the kind ``deadline``), which outside any ``try`` keeps the error and goes to the end. A ``wait``
+  no shorter than its timeout waits the timeout, then ``R#timeout`` raises it. The document's
+  ``timeout`` is the machine's ``TimeoutSeconds``: the execution times out without its end, and the
+  runtime ends the run from that (the entry's ``ended`` action).
 
 Where a task ends without a state of its own, the states that go on past it complete it
 (:attr:`~parley.workflow.states.TaskState.completes`, a Parallel's through its branch's last states, or
@@ -89,8 +126,9 @@ with the branch's output); a ``try``'s error, retry count and a task's kept inpu
 the scope and the list's depth (``error_1_2``), which no scope around assigns; ``$uncaught`` is assigned
 at the top level only. A ``try`` list that fails leaves ``$context`` as it was before the ``try``.
 
-**A call's attempt** (``engine``: the same attempt for a step Step Functions performs again, another
-for each time a retry runs the ``try`` again): the counts of the retries around it, outermost first,
+**A call's attempt** (and a listen's, an emit's; ``engine``: the same attempt for a step Step Functions
+performs again, another for each time a retry runs the ``try`` again and for each iteration of a
+``for``): the counts of the retries and the positions of the ``for`` loops around it, outermost first,
 joined with ``.`` (``"0"`` without one); where a ``then`` can run the task again (a sibling before it),
 also ``@`` and the time its state was entered.
 """

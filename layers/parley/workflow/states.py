@@ -25,7 +25,16 @@ event each one means:
   is the task's failure, ``task_failed``);
 - ``condition``: the Choice of the task's ``if`` (no event: the task has not started);
 - ``catch``: the Choice deciding whether a ``catch`` takes its ``try``'s error and whether it retries;
-- ``part``: any other state of the task (shaping its input or output, a branch's first or last state).
+- ``part``: any other state of the task (shaping its input or output, a branch's first or last state;
+  a ``for``'s Choice ``R#each`` before each iteration; a competing fork's branch's ``B#race``, ``B#won``
+  and ``B#lost``; a fork's branch ending the run, ``B#ending``; a call's ``R#deadline`` inside a
+  ``try``).
+
+A task's ``timeout`` raises its error in a state of the role ``failed``: ``R#timeout``, or outside any
+``try`` a call's ``R#deadline`` (which tells the entry first); a competing fork whose every branch
+failed raises the first branch's error in ``R#lost`` (``failed``). A wait, a listen and an emit are
+states ``entered`` and ``completed`` like a call (a listen's ``event_received`` and an emit's
+``event_published`` are the entry's to record).
 
 **One state for several tasks.** A state that does no work of its own is left out wherever the state
 after it can be named directly, so one state may stand for several tasks:

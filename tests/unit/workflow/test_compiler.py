@@ -865,3 +865,129 @@ def test_every_compiled_machine_keeps_to_step_functions_rules(case: Any) -> None
             # A Pass that does no work is a branch's last state, or tells its task's history.
             assert state.get("End") or machine.states[name].roles & {"entered", "completed"}, name
     assert "\\u0000" not in text  # nothing of the compiler's own bookkeeping is left
+
+
+# -- wait, emit, listen, for, fork, timeouts --------------------------------------------------------------
+
+
+def test_a_wait_is_a_wait_of_whole_seconds() -> None:
+    states = top(compiled("do:\n  - a: { set: {} }\n  - w: { wait: { seconds: 1, milliseconds: 1 } }\n"))
+    assert states["/do/1/w"] == {"Type": "Wait", "Seconds": 2, "Next": "#end"}
+    computed = top(compiled("do:\n  - a: { set: {} }\n  - w: { wait: '${ $data.d }' }\n"))["/do/1/w"]
+    assert computed["Seconds"].startswith("{% $max([0, $ceil(")
+    assert "$states.input" in computed["Seconds"]
+
+
+def test_emit_and_listen_are_tasks_of_the_entry() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - a: { set: {} }\n"
+        "  - e: { emit: { event: { with: { type: t, source: 'https://s.example', data: '${ $data }' } } } }\n"
+        "  - l: { listen: { to: { one: { with: { type: t, data: '${ $data.ok }' } } } } }\n"
+    )
+    states = top(machine)
+    emit = states["/do/1/e"]
+    assert emit["Resource"] == engine.INVOKE_RESOURCE
+    assert emit["Arguments"]["Payload"] == {
+        "action": "emit",
+        "run": "{% $run %}",
+        "task": "/do/1/e",
+        "attempt": "0",
+        "event": {
+            "type": "t",
+            "source": "https://s.example",
+            "data": "{% ($data := $states.input; ($data)) %}",
+        },
+    }
+    assert emit["Output"] == "{% $states.input %}"
+    listen = states["/do/2/l"]
+    assert listen["Resource"] == engine.WAIT_FOR_TOKEN_RESOURCE
+    payload = listen["Arguments"]["Payload"]
+    assert payload["action"] == "listen"
+    assert payload["read"] == "data"
+    assert json.loads(payload["to"][3:-3]) == {"one": {"with": {"type": "t", "data": "${ $data.ok }"}}}
+    assert listen["Output"] == "{% $states.result.output %}"
+    assert machine.states["/do/2/l"].roles == frozenset({"entered", "completed"})
+
+
+def test_a_for_is_a_pass_and_a_choice_per_iteration() -> None:
+    machine = compiled(
+        "do:\n"
+        "  - a: { set: {} }\n"
+        "  - f:\n"
+        "      for: { in: '$data.items', each: x }\n"
+        "      while: '$x < 3'\n"
+        "      do:\n"
+        "        - s: { set: '${ $x }' }\n"
+    )
+    states = top(machine)
+    entry = states["/do/1/f"]
+    assert entry["Type"] == "Pass" and entry["Next"] == "/do/1/f#each"
+    assert entry["Assign"]["at_0_0"] == -1
+    each = states["/do/1/f#each"]
+    assert each["Type"] == "Choice"
+    assert each["Default"] == "#end"
+    (rule,) = each["Choices"]
+    assert rule["Next"] == "/do/1/f/do/0/s"
+    assert rule["Assign"] == {"at_0_0": "{% $at_0_0 + 1 %}"}
+    assert "$items_0_0[$at_0_0 + 1]" in rule["Condition"]
+    assert states["/do/1/f/do/0/s"]["Next"] == "/do/1/f#each"
+    assert machine.states["/do/1/f#each"].way("#end") == (("/do/1/f", frozenset({"completed"})),)
+
+
+def test_a_fork_is_a_parallel_and_compete_races_each_branch() -> None:
+    states = top(
+        compiled(
+            "do:\n  - a: { set: {} }\n"
+            "  - f: { fork: { branches: [ { x: { set: 1 } }, { y: { set: 2 } } ] } }\n"
+        )
+    )
+    fork = states["/do/1/f"]
+    assert fork["Type"] == "Parallel"
+    assert [branch["StartAt"] for branch in fork["Branches"]] == [
+        "/do/1/f/fork/branches/0/x",
+        "/do/1/f/fork/branches/1/y",
+    ]
+    assert fork["Output"] == "{% $states.result %}"
+    race = top(
+        compiled(
+            "do:\n  - a: { set: {} }\n"
+            "  - f: { fork: { compete: true, branches: [ { x: { set: 1 } }, { y: { set: 2 } } ] } }\n"
+        )
+    )
+    fork = race["/do/1/f"]
+    assert [catcher["ErrorEquals"] for catcher in fork["Catch"]] == [["Parley.Won"], ["States.ALL"]]
+    assert fork["Next"] == "/do/1/f#lost"
+    branch = fork["Branches"][0]["States"]
+    assert set(branch) == {
+        "/do/1/f/fork/branches/0/x#race",
+        "/do/1/f/fork/branches/0/x#won",
+        "/do/1/f/fork/branches/0/x#lost",
+    }
+    assert branch["/do/1/f/fork/branches/0/x#won"]["Error"] == "Parley.Won"
+
+
+def test_timeouts() -> None:
+    machine = compiled(
+        "timeout: { after: PT2H }\n"
+        "do:\n"
+        "  - ask:\n"
+        "      call: run_definition\n"
+        "      with: { type: interaction, name: a }\n"
+        "      timeout: { after: { minutes: 5 } }\n"
+    )
+    assert machine.definition["TimeoutSeconds"] == 7200
+    states = top(machine)
+    ask = states["/do/0/ask"]
+    assert ask["TimeoutSeconds"] == 300
+    assert ask["Catch"][0]["ErrorEquals"] == ["States.Timeout"]
+    assert ask["Catch"][0]["Next"] == "/do/0/ask#deadline"
+    deadline = states["/do/0/ask#deadline"]
+    assert deadline["Arguments"]["Payload"]["action"] == engine.DEADLINE_ACTION
+    assert deadline["Next"] == "#end"
+    assert json.loads(deadline["Assign"]["uncaught"][3:-3])["status"] == 408
+    assert machine.states["/do/0/ask#deadline"].roles == frozenset({"failed"})
+    # A set takes no time: its timeout changes nothing.
+    assert "TimeoutSeconds" not in json.dumps(
+        compiled("do:\n  - s: { set: {}, timeout: { after: PT1S } }\n").definition
+    )
