@@ -506,3 +506,14 @@ def test_a_schedule_needs_nothing_compiled() -> None:
     scheduled = yaml.safe_load(body + "schedule: { cron: '0 9 * * MON-FRI', every: PT1H }\n")
     assert not_yet_compiled(scheduled) == []
     assert compile_workflow(scheduled).definition == compile_workflow(yaml.safe_load(body)).definition
+
+
+def test_the_registry_calls_the_saved_hook_of_a_type_that_has_one(runs: FakeRuns) -> None:
+    from parley.runs.kinds import definition_saved
+
+    interaction = replace(workflow(), type="interaction", shows=None)
+    definition_saved(runs.runtime, PLAYBOOK, interaction)  # type: ignore[arg-type]
+    scheduler = runs.runtime.scheduler
+    assert scheduler is not None and scheduler.pending == {}
+    definition_saved(runs.runtime, PLAYBOOK, workflow())  # type: ignore[arg-type]
+    assert len(scheduler.pending) == 1
