@@ -11,10 +11,11 @@ of the one table, beside the run lifecycle's (``parley.runs.store``), under the 
   ``event_ref`` in the content store), ``size`` (bytes as JSON);
 - a listen: ``sk = LISTEN#{run_id}#{listen_id}`` (``listen_id`` derived from the task and the
   attempt), ``state`` (``waiting``, then ``answered``), while waiting the task ``token``, ``to`` and
-  ``read`` (JSON text), ``task``, ``since``; once answered the token is gone and ``output`` (JSON text,
-  or ``output_ref`` past 64 KiB) stays, so a listen the engine delivers again is answered the same;
+  ``read`` (JSON text), ``task``, ``since`` (an id that sorts in time order, ``parley.runs.events``);
+  once answered the token is gone and ``output`` (JSON text, or ``output_ref`` past 64 KiB) stays, so
+  a listen the engine delivers again is answered the same;
 - where emitted events reach a listen: ``sk = LISTENTYPE#{type}#{run_id}#{listen_id}`` for each
-  ``type`` its filters write out, while it waits (``list_for_type``: one query by prefix);
+  ``type`` its filters write out, while it waits (``runs_listening_for``: one query by prefix);
 - an event an ``emit`` recorded: ``sk = EMITTED#{id}`` (once per run, task and attempt).
 
 Every write is conditional: an id is taken once, a kept event is taken by one listen (its delete's
@@ -292,10 +293,12 @@ class RunEventStore:
         return self._listen(item) if item else None
 
     def waiting(self, playbook: PlaybookRef, run_id: str) -> list[Listen]:
-        """The run's waiting listens, in the order they began to wait."""
+        """The run's waiting listens, the latest to begin waiting first (``since`` sorts in time order)."""
         found = [self._listen(item) for item in self._query(playbook, listen_prefix(run_id))]
         return sorted(
-            (one for one in found if one.state == WAITING), key=lambda one: (one.since, one.listen_id)
+            (one for one in found if one.state == WAITING),
+            key=lambda one: (one.since, one.listen_id),
+            reverse=True,
         )
 
     def runs_listening_for(self, playbook: PlaybookRef, event_type: str) -> list[str]:

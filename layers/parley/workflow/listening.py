@@ -7,7 +7,8 @@ listen", "An emit"):
 - :meth:`RunEvents.listen` (the entry, ``listen``): the earliest kept events that complete the listen's
   filters answer its task token at once; else the listen is kept with its token, and the event that
   completes it answers it (``{"output": [...]}``: the events' ``data``, or with ``read: envelope`` the
-  whole events). A listen answered once is answered the same when the engine delivers it again.
+  whole events; the latest listen of the run first, when several wait). A listen answered once is
+  answered the same when the engine delivers it again.
 - :meth:`RunEvents.emit` (the entry, ``emit``): ``event_published`` in the playbook's events once per
   run, task and attempt (the event's id derived from them), and the event handed to the runs of the
   playbook with a waiting listen whose filters write its ``type`` out.
@@ -33,7 +34,7 @@ from parley.dynamo import StoreConflict, StoreContention
 from parley.errors import ErrorEntry, Problem
 from parley.ports.waiting import RunKey
 from parley.runs import events
-from parley.runs.events import run_event
+from parley.runs.events import new_event_id, run_event
 from parley.runs.ids import is_run_id
 from parley.runs.model import Event, invalid_input
 from parley.runs.reading import no_run
@@ -245,7 +246,7 @@ class RunEvents:
             to=dict(to),
             read=read,
             task=task,
-            since=format_time(self.runs.runtime.clock.now()),
+            since=new_event_id("listen", self.runs.runtime.clock.now()),
             types=types,
         )
         kept = self.store.wait(playbook, wanted)
@@ -271,6 +272,8 @@ class RunEvents:
         LOG.warning("the events of run %s met concurrent listens %d times", run_id, _ATTEMPTS)
 
     def _deliver_once(self, playbook: PlaybookRef, run_id: str) -> None:
+        # The latest listen first: one whose task's timeout passed may still wait here when the engine
+        # did not say so (its events are then lost with its token), and the run waits at the latest.
         listens = self.store.waiting(playbook, run_id)
         if not listens:
             return
