@@ -22,6 +22,14 @@ function), and checked against the Lambda tasks of the two executions' histories
 are the POSTs that act (run, answer); the reads the benchmark makes to find the called run and to see
 the ending are not counted, nor their DynamoDB calls.
 
+- ``calls_of_a_for`` and ``calls_of_a_fork_wait_and_event``: the same figures for a ``for`` of 100
+  iterations of a ``set`` (no calls), and for a ``fork`` of two calls of the reasoning function
+  ``review-brief`` (``examples/definitions/reasoning/review-brief.md``, on the demo model of ``parley
+  demo-model`` served in process on 127.0.0.1), then a ``wait`` of a day (the manual clock moved), then a
+  ``listen`` taking one event sent with ``POST /runs/{run_id}/events``. The reasoning runs have no
+  execution of their own; each one's backstop is work through the timer queue (an SQS message, priced
+  at ``benchmarks.replies``' SQS requests per message), delivered to the timer function. The model's
+  tokens are not priced.
 - ``waiting_runs``: the local runtime with 10 and 1,000 brief-approval runs waiting at once (each
   waiting on its called interaction run's open request), in a fresh interpreter as
   ``benchmarks.local_scale`` measures open requests: RSS, threads, store items, and the p50 of starting
@@ -48,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 
 from benchmarks import local_scale
+from benchmarks.replies import SQS_REQUEST, SQS_REQUESTS_PER_MESSAGE
 from benchmarks.runs import (
     ASSUMED_BILLED_SECONDS,
     BASE,
@@ -88,12 +97,14 @@ class _Meter:
     tally: Tally
     invocations: Counter[str] = field(default_factory=Counter)
     schedules: Counter[str] = field(default_factory=Counter)
+    #: Invocations that have returned, by function (metered or not): what a benchmark waits for.
+    returned: Counter[str] = field(default_factory=Counter)
     on: bool = False
 
     @contextlib.contextmanager
     def measuring(self) -> Iterator[None]:
         self.tally.calls, self.tally.write_units, self.tally.read_units = Counter(), 0.0, 0.0
-        self.invocations, self.schedules = Counter(), Counter()
+        self.invocations, self.schedules, self.returned = Counter(), Counter(), Counter()
         self.on = self.tally.on = True
         try:
             yield
@@ -111,10 +122,16 @@ class _Meter:
             self.on = self.tally.on = was
 
 
+#: What :func:`_metered_server` saves by default: the interaction function and the workflow.
+BRIEF_APPROVAL: Final = (("interaction", FUNCTION, BRIEF), ("workflow", WORKFLOW, WORKFLOW_SOURCE))
+
+
 @contextlib.contextmanager
-def _metered_server() -> Iterator[tuple[LocalServer, _Meter, httpx.Client]]:
+def _metered_server(
+    definitions: tuple[tuple[str, str, str], ...] = BRIEF_APPROVAL, operator: str = OPERATOR
+) -> Iterator[tuple[LocalServer, _Meter, httpx.Client]]:
     """A local server on the manual clock, its DynamoDB client, functions and scheduler metered, with
-    the interaction function and the workflow saved."""
+    ``definitions`` (kind, name, source) saved."""
     import parley.local.aws as local_aws_module
     from parley.config import parse_operator_config
     from parley.local.server import ServeOptions, running
@@ -130,15 +147,12 @@ def _metered_server() -> Iterator[tuple[LocalServer, _Meter, httpx.Client]]:
     try:
         options = ServeOptions(port=0, clock="manual")
         with (
-            running(options, parse_operator_config(OPERATOR, "bench", environ={})) as server,
+            running(options, parse_operator_config(operator, "bench", environ={})) as server,
             httpx.Client(base_url=server.url, headers=dict(HEADERS), timeout=30) as http,
         ):
             meter = _Meter(tallies[0])
             _meter_functions(server, meter)
-            for kind, name, source in (
-                ("interaction", FUNCTION, BRIEF),
-                ("workflow", WORKFLOW, WORKFLOW_SOURCE),
-            ):
+            for kind, name, source in definitions:
                 saved = http.post(f"{BASE}/definitions/{kind}", json={"name": name, "source": source})
                 if saved.status_code != 201:
                     raise RuntimeError(f"the {kind} {name} was not saved: {saved.text}")
@@ -162,7 +176,10 @@ def _meter_functions(server: LocalServer, meter: _Meter) -> None:
         def invoked(event: Any, context: Any) -> Any:
             if meter.on:
                 meter.invocations[name] += 1
-            return function(event, context)
+            try:
+                return function(event, context)
+            finally:
+                meter.returned[name] += 1
 
         return invoked
 
@@ -248,15 +265,7 @@ def _run_once(server: LocalServer, meter: _Meter, http: httpx.Client, case: str)
         executions["workflow"] = server.executor.execution_history(item.execution)
     called_execution = "called run" if workflow else "run"
     executions[called_execution] = server.executor.history(RunKey(playbook.org, playbook.playbook, called))
-    entered = {
-        name: [e["name"] for e in h if e["type"].endswith("StateEntered")] for name, h in executions.items()
-    }
-    retried = {
-        name: sum(1 for e in h if e["type"] in LAMBDA_TASKS)
-        - sum(1 for e in h if e["type"] == "TaskStateEntered")
-        for name, h in executions.items()
-    }
-    transitions = {name: len(states) + retried[name] for name, states in entered.items()}
+    entered, transitions = _transitions(executions)
 
     invocations = Counter({"api": api_requests, **meter.invocations})
     from_history = {
@@ -289,6 +298,22 @@ def _run_once(server: LocalServer, meter: _Meter, http: httpx.Client, case: str)
     )
 
 
+def _transitions(
+    executions: Mapping[str, list[dict[str, Any]]],
+) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """The states each execution entered, and its state transitions as Step Functions bills them (each
+    state entered, and each Lambda task's attempt past the first)."""
+    entered = {
+        name: [e["name"] for e in h if e["type"].endswith("StateEntered")] for name, h in executions.items()
+    }
+    retried = {
+        name: sum(1 for e in h if e["type"] in LAMBDA_TASKS)
+        - sum(1 for e in h if e["type"] == "TaskStateEntered")
+        for name, h in executions.items()
+    }
+    return entered, {name: len(states) + retried[name] for name, states in entered.items()}
+
+
 def _priced(calls: dict[str, Any], api_requests: int) -> dict[str, Any]:
     """The figures with their list price per 1,000 runs, in ``benchmarks.runs``' parts."""
     from parley.infrastructure.functions import function_named
@@ -309,6 +334,8 @@ def _priced(calls: dict[str, Any], api_requests: int) -> dict[str, Any]:
         "DynamoDB reads": reads * PRICES["dynamodb_read_unit"],
         "Scheduler invocations": calls["schedules"]["fired"] * PRICES["scheduler_invocation"],
     }
+    if queued := calls["schedules"].get("queued", 0):
+        cost["SQS requests"] = queued * SQS_REQUESTS_PER_MESSAGE * SQS_REQUEST
     return {**calls, "cost_per_1000_runs": {k: v * 1000 for k, v in cost.items()}}
 
 
@@ -351,6 +378,242 @@ def answer_to_succeeded(rounds: int = 40) -> tuple[float, float]:
                 time.sleep(0.002)
             samples.append((time.perf_counter() - start) * 1000)
     return percentiles(samples[3:])
+
+
+# -- a 100-item for; a fork of two reasoning calls, a day's wait and an event ---------------------------
+
+#: A ``for`` of 100 iterations, each a ``set`` (no calls): its input ``{"total": 0}``, its output the sum.
+FOR_WORKFLOW: Final = "hundred-items"
+FOR_SOURCE: Final = """\
+document: { dsl: '1.0.3', namespace: bench, name: hundred-items, version: '1.0.0' }
+do:
+  - add-up:
+      for:
+        in: '${ [1..100] }'
+        each: item
+      do:
+        - add: { set: { total: '${ $data.total + $item }' } }
+"""
+FOR_INPUT: Final = {"total": 0}
+#: The reasoning function the fork calls twice: the page's example on the demo model (``demo/echo``).
+REASONING: Final = "review-brief"
+REASONING_SOURCE: Final = (ROOT / "examples" / "definitions" / "reasoning" / "review-brief.md").read_text()
+EVENT_TYPE: Final = "com.example.brief.decided"
+DAY_SECONDS: Final = 86_400
+#: Two reasoning calls together, then a day's ``wait``, then a ``listen`` for one decision event.
+FORK_WORKFLOW: Final = "review-twice-then-decide"
+FORK_SOURCE: Final = f"""\
+document: {{ dsl: '1.0.3', namespace: bench, name: review-twice-then-decide, version: '1.0.0' }}
+do:
+  - reviews:
+      fork:
+        branches:
+          - against-goals:
+              call: run_definition
+              with:
+                type: reasoning
+                name: {REASONING}
+                input: {{ brief: '${{ $data.brief }}', criteria: Clear goals and a named audience }}
+          - against-budget:
+              call: run_definition
+              with:
+                type: reasoning
+                name: {REASONING}
+                input: {{ brief: '${{ $data.brief }}', criteria: A budget with its source }}
+  - a-day: {{ wait: {{ days: 1 }} }}
+  - decision:
+      listen:
+        to:
+          one:
+            with: {{ type: {EVENT_TYPE} }}
+"""
+FORK_INPUT: Final = {"brief": "Spring launch: a week of posts for the new range, budget 40k."}
+FORK_EVENT: Final = {"type": EVENT_TYPE, "data": {"verdict": "approve"}}
+FOR_CASE: Final = "a 100-item for of a set"
+FORK_CASE: Final = "a fork of two reasoning calls, a day's wait, then an event"
+
+
+def _with_demo_model(base_url: str) -> str:
+    """The benchmark's operator configuration with the demo model as the gateway ``demo``, as
+    ``examples/operator.yaml`` names it."""
+    return (
+        OPERATOR
+        + f"""models:
+  allowed: [demo/*]
+  gateways:
+    - {{ name: demo, base_url: {base_url}, structured_outputs: true }}
+  catalog:
+    - {{ id: demo/echo, context_window: 32768, max_tokens: 4096 }}
+"""
+    )
+
+
+def _workflow_run(
+    server: LocalServer,
+    meter: _Meter,
+    http: httpx.Client,
+    name: str,
+    input_value: Any,
+    drive: Callable[[str], int],
+) -> dict[str, Any]:
+    """One run of the workflow ``name``, metered from its POST …/run until it has succeeded: ``drive``
+    (given the run id) does what the run waits for and gives the acting API requests it made. Its state
+    transitions are those of its execution and of each called run's own (a reasoning run has none)."""
+    from parley.definitions.model import PlaybookRef
+    from parley.ports.waiting import RunKey
+    from parley.runs.service import run_service
+
+    with meter.measuring():
+        reply = http.post(f"{BASE}/definitions/workflow/{name}/run", json={"input": input_value})
+        if reply.status_code != 200:
+            raise RuntimeError(f"the workflow {name} did not run: {reply.text}")
+        run_id = str(reply.json()["run_id"])
+        _settled(server)
+        api_requests = 1 + drive(run_id)
+        _settled(server)
+        with meter.paused():
+            ending = _ending(http, run_id)
+            called = http.get(f"{BASE}/events", params={"type": "call_started", "run_id": run_id}).json()
+    if ending["status"] != "succeeded":
+        raise RuntimeError(f"the {name} run ended {ending['status']}: {ending}")
+
+    playbook = PlaybookRef("acme", "campaigns")
+    item = run_service(server.runtime).store.get_run(playbook, run_id)
+    if item is None or item.execution is None:
+        raise RuntimeError(f"the workflow run {run_id} has no execution")
+    executions = {"workflow": server.executor.execution_history(item.execution)}
+    for event in called["events"]:  # an interaction run's own execution (a reasoning run has none)
+        child = str(event["data"]["run_id"])
+        history = server.executor.history(RunKey(playbook.org, playbook.playbook, child))
+        if history:
+            executions[f"called run {child[:8]}"] = history
+    entered, transitions = _transitions(executions)
+    invocations = Counter({"api": api_requests, **meter.invocations})
+    from_history = sum(1 for e in executions["workflow"] if e["type"] in LAMBDA_TASKS)
+    if from_history != invocations["workflow"]:
+        raise RuntimeError(
+            f"{name}: {invocations['workflow']} workflow function invocations where its execution's "
+            f"history has {from_history} Lambda tasks"
+        )
+    # Work through the timer queue (the reasoning runs' backstops, due within 15 minutes) is an SQS
+    # message each, delivered to the timer function; the timer's other invocations are schedules fired.
+    fired = invocations["timer"] - meter.schedules["at once"] - meter.schedules["queued"]
+    return _priced(
+        {
+            "output": ending.get("output"),
+            "states_entered": entered,
+            "state_transitions": sum(transitions.values()),
+            "transitions_by_execution": transitions,
+            "called_runs": [str(e["data"]["type"]) for e in called["events"]],
+            "lambda_invocations": dict(sorted(invocations.items())),
+            "dynamodb_calls": dict(meter.tally.calls),
+            "dynamodb_units": (meter.tally.write_units, meter.tally.read_units),
+            "schedules": {**meter.schedules, "fired": fired},
+        },
+        api_requests,
+    )
+
+
+def calls_of_a_for() -> dict[str, Any]:
+    """One run of :data:`FOR_SOURCE` (after a warm-up run), with the keys of
+    :func:`calls_of_workflow_runs`' cases."""
+    with _metered_server((("workflow", FOR_WORKFLOW, FOR_SOURCE),)) as (server, meter, http):
+        for _ in range(2):  # the first a warm-up
+            calls = _workflow_run(server, meter, http, FOR_WORKFLOW, FOR_INPUT, lambda run_id: 0)
+        return calls
+
+
+def calls_of_a_fork_wait_and_event() -> dict[str, Any]:
+    """One run of :data:`FORK_SOURCE` (after a warm-up run) with the demo model (``parley demo-model``)
+    served in process on 127.0.0.1: both reviews answered, the clock moved a day (the ``wait``), then
+    the event sent (``POST /runs/{run_id}/events``) to the ``listen`` waiting for it."""
+    from parley.demo.model import DemoModelOptions
+    from parley.demo.model import running as demo_model
+
+    with demo_model(DemoModelOptions(port=0)) as model:
+        definitions = (("reasoning", REASONING, REASONING_SOURCE), ("workflow", FORK_WORKFLOW, FORK_SOURCE))
+        operator = _with_demo_model(model.openai_base_url)
+        with _metered_server(definitions, operator) as (server, meter, http):
+            _pause_off_the_lock(server)
+
+            def drive(run_id: str) -> int:
+                deadline = time.monotonic() + SETTLE_SECONDS
+                while meter.returned["reason"] < 2:  # each reasoning run works on its own thread
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"the reasoning runs of {run_id} did not end")
+                    time.sleep(0.005)
+                _settled(server)
+                moved = http.post("/_local/clock/advance", json={"seconds": DAY_SECONDS})
+                if moved.status_code != 200:
+                    raise RuntimeError(f"the clock did not move: {moved.text}")
+                _settled(server)
+                sent = http.post(f"{BASE}/runs/{run_id}/events", json=FORK_EVENT)
+                if sent.status_code not in (200, 202):  # the contract says 202
+                    raise RuntimeError(f"the event was refused: {sent.status_code} {sent.text}")
+                return 1
+
+            for _ in range(2):  # the first a warm-up
+                calls = _workflow_run(server, meter, http, FORK_WORKFLOW, FORK_INPUT, drive)
+            return calls
+
+
+def _pause_off_the_lock(server: LocalServer) -> None:
+    """The workflow function starts a called reasoning run on an executor's worker thread, where
+    ``run_definition``'s wait for the run (``runtime.pause``) finds the server's lock not held: the
+    local server's pause (the condition's ``wait``) then raises ``cannot wait on un-acquired lock``.
+    Off the lock the pause sleeps, as ``Runtime``'s default does (and as the function does on AWS)."""
+    on_the_lock = server.runtime.pause
+
+    def pause(seconds: float) -> Any:
+        if server.lock._is_owned():  # type: ignore[attr-defined]
+            return on_the_lock(seconds)
+        time.sleep(seconds)
+        return None
+
+    server.runtime.pause = pause
+
+
+def _print_case(case: str, calls: Mapping[str, Any], note: str = "") -> None:
+    """One case's figures, as the brief-approval cases print them."""
+    billed = ASSUMED_BILLED_SECONDS * 1000
+    print(f"  {case} (output {json.dumps(calls['output'])[:100]})")
+    by_execution = ", ".join(f"{name} {count}" for name, count in calls["transitions_by_execution"].items())
+    called = calls["called_runs"]
+    runs = (
+        f"; {len(called)} called runs ({', '.join(sorted(set(called)))}) with none of their own"
+        if called
+        else ""
+    )
+    print(f"    Step Functions state transitions: {calls['state_transitions']} ({by_execution}{runs})")
+    states = calls["states_entered"]["workflow"]
+    shown = ", ".join(states) if len(states) <= 12 else f"{', '.join(states[:5])}, … ({len(states)} in all)"
+    print(f"      workflow states: {shown}")
+    print(f"    Lambda invocations: {calls['lambda_invocations']}")
+    print(f"    DynamoDB calls: {calls['dynamodb_calls']}")
+    writes, reads = calls["dynamodb_units"]
+    print(f"    DynamoDB request units: {writes:g} write, {reads:g} read")
+    print(f"    schedules: {calls['schedules']}")
+    total = sum(calls["cost_per_1000_runs"].values())
+    print(f"    list price per 1,000 runs: ${total:.4f} (Lambda at an assumed {billed:.0f} ms a call)")
+    for item, dollars in calls["cost_per_1000_runs"].items():
+        print(f"      {item:<28} ${dollars:.5f}")
+    if note:
+        print(note)
+
+
+def report_loops_and_waits(for_calls: Mapping[str, Any], fork_calls: Mapping[str, Any]) -> None:
+    print(
+        "A for and a fork with a wait and a listen, one run each (local runtime: the same handlers,\n"
+        "compiled state machine and scheduler port; every execution counted)"
+    )
+    _print_case(FOR_CASE, for_calls)
+    _print_case(
+        FORK_CASE,
+        fork_calls,
+        "    (the demo model served in process; the reasoning runs' model tokens are not priced, and the\n"
+        "    invocations that last as long as the model answers, reason's and the workflow function's\n"
+        "    calls, which wait for the run they start, are billed at the same assumed duration)",
+    )
 
 
 # -- workflow runs waiting at once --------------------------------------------------------------------
@@ -480,6 +743,11 @@ def report_waiting(figures: dict[str, Any]) -> None:
         f" ({(last['items'] - first['items']) / runs:.1f} store items each, the called run's with it);\n"
         f"  threads {first['threads']} -> {last['threads']} (goal: flat per run, no thread per run)"
     )
+    ratios = {name: last[f"{name}_ms"] / first[f"{name}_ms"] for name in ("run", "answer")}
+    print(
+        f"  p50 at {last['waiting']:,} over p50 at {first['waiting']:,}: "
+        + ", ".join(f"{name} {ratio:.2f}x" for name, ratio in ratios.items())
+    )
     print(
         "  (run: POST …/workflow/brief-approval/run until both executions are parked; answer: the called\n"
         "  run's answer until the workflow run has succeeded; seeding took"
@@ -493,6 +761,8 @@ def report() -> None:
         inbox = calls_of_an_answered_run()
         cases = calls_of_workflow_runs()
         p50, p99 = answer_to_succeeded()
+        for_calls = calls_of_a_for()
+        fork_calls = calls_of_a_fork_wait_and_event()
     waiting = waiting_runs()
     inbox_total = sum(inbox["cost_per_1000_runs"].values())
     expired_total = sum(cases[INBOX_EXPIRED]["cost_per_1000_runs"].values())
@@ -533,6 +803,8 @@ def report() -> None:
     print()
     print("answer -> workflow run succeeded on the local runtime (40 runs)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
+    print()
+    report_loops_and_waits(for_calls, fork_calls)
     print()
     report_waiting(waiting)
 
