@@ -55,7 +55,8 @@ def _ran(services: Services, call: Call, body: dict[str, Any]) -> str:
         if body.get("type") == "workflow":
             return (
                 f"{named} started and waits for the runs it calls (their requests are in "
-                "list_interactions; get_run of each shows its parent); get_run shows how it ends."
+                "list_interactions; get_run of each shows its parent), or for the events its listen tasks "
+                "wait for (send_run_event sends one); get_run shows how it ends."
             )
         return f"{named} started and goes on by itself; get_run shows how it ends."
     return f"{named} is {body.get('status')}."
