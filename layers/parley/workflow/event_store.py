@@ -27,7 +27,7 @@ filters).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.definitions.model import PlaybookRef
@@ -285,8 +285,27 @@ class RunEventStore:
             found = self.get_listen(playbook, listen.run_id, listen.listen_id)
             if found is None:  # pragma: no cover - the condition failed on an item that exists
                 raise
+            if found.state == WAITING and listen.token is not None and found.token != listen.token:
+                return self._keep_token(playbook, found, listen.token)
             return found
         return listen
+
+    def _keep_token(self, playbook: PlaybookRef, found: Listen, token: str) -> Listen:
+        """The listen, waiting on the engine's new token for it (an execution revived after a restart
+        runs its task again under another token); as it stands when it was answered meanwhile."""
+        try:
+            with translated():
+                self.store._client.update_item(
+                    TableName=self.store._table,
+                    Key=item_key(playbook_key(playbook), listen_key(found.run_id, found.listen_id)),
+                    UpdateExpression="SET #token = :token",
+                    ConditionExpression="#state = :waiting",
+                    ExpressionAttributeNames={"#token": "token", "#state": "state"},
+                    ExpressionAttributeValues={":token": {"S": token}, ":waiting": {"S": WAITING}},
+                )
+        except StoreConflict:
+            return self.get_listen(playbook, found.run_id, found.listen_id) or found
+        return replace(found, token=token)
 
     def get_listen(self, playbook: PlaybookRef, run_id: str, listen_id: str) -> Listen | None:
         item = self.store._get(playbook_key(playbook), listen_key(run_id, listen_id))

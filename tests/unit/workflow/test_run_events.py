@@ -261,3 +261,10 @@ def test_events_sent_at_once_answer_a_listen_once(world: SimpleNamespace) -> Non
     assert (kind, token) == ("succeed", "tok-1")
     kept = {k.envelope["data"] for k in world.events.store.kept(PLAYBOOK, RUN_A)}
     assert kept | set(output["output"]) == set(range(6)) and len(kept) == 5
+
+
+def test_a_listen_run_again_under_a_new_token_is_answered_on_it(world: SimpleNamespace) -> None:
+    listen(world, ONE_A(), token="tok-old")
+    listen(world, ONE_A(), token="tok-new")
+    send(world, "a", 1)
+    assert world.engine.answers == [("succeed", "tok-new", {"output": [1]})]
