@@ -361,3 +361,27 @@ def test_an_event_sent_after_a_listens_timeout_is_kept_for_the_next(playbook: Pl
     done = playbook.run_of(run_id)
     assert done["status"] == "succeeded", done
     assert done["output"] == ["yes"]
+
+
+def test_a_listen_still_waits_after_a_restart(tmp_path: Path, example_source: str) -> None:
+    """The revived execution runs its listen again, under a new token: the event sent after the restart
+    answers it, and one taken before is not taken twice."""
+    config = tmp_path / "operator.yaml"
+    config.write_text(writer_and_viewer(["restart"]), encoding="utf-8")
+    data, log = tmp_path / "data", tmp_path / "serve.log"
+    again = "  - again:\n      listen: { to: { one: { with: { type: com.acme.second } } } }\n"
+    two = DECISION.replace("name: wait-decision", "name: two-steps").replace("  - done:", again + "  - done:")
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, timeout=30) as http:
+        playbook = Playbook(http, "/v1/orgs/acme/playbooks/restart")
+        playbook.save("workflow", "two-steps", two)
+        run_id = playbook.started("two-steps")
+        sent = playbook.send(run_id, {"type": "com.acme.decision", "data": {"brief": "b-1", "n": 1}})
+        assert sent.status_code == 202
+
+    with serving_manually(config, log, data=data) as url, httpx.Client(base_url=url, timeout=30) as http:
+        playbook = Playbook(http, "/v1/orgs/acme/playbooks/restart")
+        assert playbook.run_of(run_id)["status"] == "started"
+        assert playbook.send(run_id, {"type": "com.acme.second", "data": 2}).status_code == 202
+        done = playbook.run_of(run_id)
+        assert done["status"] == "succeeded", done
+        assert done["output"] == {"decided": 2}
