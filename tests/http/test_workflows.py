@@ -473,3 +473,42 @@ def test_a_run_past_the_longest_duration_is_cancelled_as_overrun(tmp_path: Path,
         ended = playbook.run_of(child["run_id"])
         assert (ended["rejection"]["reason"], ended["rejection"]["kind"]) == ("cancelled", "parent_ended")
         assert playbook.open_requests() == []
+
+
+def test_a_workflow_calls_a_reasoning_function(tmp_path: Path) -> None:
+    """The called reasoning run works on its own thread while the workflow's call waits for it on the
+    executor's (which holds none of the server's lock); its output is the task's."""
+    from parley.demo.model import DemoModelOptions, running
+
+    review = (ROOT / "examples" / "definitions" / "reasoning" / "review-brief.md").read_text(encoding="utf-8")
+    source = (
+        "document: { dsl: '1.0.3', namespace: t, name: reviewed, version: '1.0.0' }\n"
+        "do:\n"
+        "  - review:\n"
+        "      call: run_definition\n"
+        "      with: { type: reasoning, name: review-brief, input: { brief: May, criteria: Evidence } }\n"
+        "  - done: { set: { reviewed: '${ $type($data) = \"string\" }' } }\n"
+    )
+    with running(DemoModelOptions(port=0)) as model:
+        models = [
+            "models:",
+            "  gateways:",
+            f"    - {{ name: demo, base_url: '{model.openai_base_url}', structured_outputs: true }}",
+            "  catalog:",
+            "    - { id: demo/echo, context_window: 32768, max_tokens: 4096 }",
+        ]
+        config = tmp_path / "operator.yaml"
+        config.write_text(writer_and_viewer(["w98"], *models), encoding="utf-8")
+        with (
+            serving_manually(config, tmp_path / "serve.log") as url,
+            httpx.Client(base_url=url, timeout=60) as http,
+        ):
+            playbook = Playbook(http, "/v1/orgs/acme/playbooks/w98")
+            playbook.save("reasoning", "review-brief", review)
+            playbook.save("workflow", "reviewed", source)
+            reply = playbook.run("reviewed", {})
+            assert reply.status_code == 200, reply.text
+            run = reply.json()
+            if run["status"] == "started":
+                run = playbook.run_of(run["run_id"])
+            assert (run["status"], run.get("output")) == ("succeeded", {"reviewed": True}), run

@@ -116,7 +116,8 @@ class LocalServer:
             self.runtime.reasoner = self.reasoner
             # A reasoning run works on its own thread; the call that started it waits for it without
             # holding the server (the condition releases the lock while it waits).
-            self.runtime.pause = threading.Condition(self.lock).wait
+            self._released = threading.Condition(self.lock)
+            self.runtime.pause = self._pause
             self.handler = build_handler(self.runtime)
             if options.data is not None:
                 self._load_data(options.data, table)
@@ -168,6 +169,14 @@ class LocalServer:
         self._each([(partial(runs.start_waiting, p, r), r.run_id) for p, r in waiting], "run %s cannot wait")
         started = self.data.started_workflows()
         self._each([(partial(workflows.rearm, p, r), r.run_id) for p, r in started], "run %s cannot go on")
+
+    def _pause(self, seconds: float) -> None:
+        """Wait, releasing the server's lock where this thread holds it (a request's call). A workflow's
+        call of a reasoning run waits on an executor's worker thread, which holds no lock: it sleeps."""
+        if self._released._is_owned():  # type: ignore[attr-defined]
+            self._released.wait(seconds)
+        else:
+            time.sleep(seconds)
 
     def _each(self, revivals: list[tuple[Callable[[], Any], str]], failure: str) -> None:
         """Each revival under the server's lock (one that fails does not stop the others), then settle."""
