@@ -356,19 +356,21 @@ class RunEvents:
             self.deliver(playbook, run_id)
 
     def lapsed(self, payload: Mapping[str, Any]) -> str:
-        """A task's ``timeout`` passed (the entry's ``deadline``): a listen of that task and attempt that
-        still waits is forgotten, so that it takes no event meant for what comes next. ``forgotten`` or
-        ``unchanged``."""
+        """A task's ``timeout`` passed (the entry's ``deadline``): a listen of that task and attempt, or of
+        a task within it (a ``do``, ``for``, ``fork`` or ``try`` timed as a whole), that still waits is
+        forgotten, so that it takes no event meant for what comes next. ``forgotten`` or ``unchanged``."""
         if not isinstance(payload.get("run"), Mapping):
             return "unchanged"
         key = RunKey.from_json(payload["run"])
         playbook = PlaybookRef(key.org, key.playbook)
-        the_id = listen_id(str(payload.get("task") or ""), str(payload.get("attempt", "0")))
-        found = self.store.get_listen(playbook, key.run_id, the_id)
-        if found is None or found.state != "waiting":
-            return "unchanged"
-        self.store.forget_listen(playbook, found)
-        return "forgotten"
+        task = str(payload.get("task") or "")
+        the_id = listen_id(task, str(payload.get("attempt", "0")))
+        forgotten = "unchanged"
+        for found in self.store.waiting(playbook, key.run_id):
+            if found.listen_id == the_id or found.task.startswith(task + "/"):
+                self.store.forget_listen(playbook, found)
+                forgotten = "forgotten"
+        return forgotten
 
     def ended(self, payload: Mapping[str, Any]) -> None:
         """The run's execution ended (its end, or Step Functions ended it): listens still waiting (a

@@ -268,3 +268,11 @@ def test_a_listen_run_again_under_a_new_token_is_answered_on_it(world: SimpleNam
     listen(world, ONE_A(), token="tok-new")
     send(world, "a", 1)
     assert world.engine.answers == [("succeed", "tok-new", {"output": [1]})]
+
+
+def test_the_deadline_of_a_task_around_a_listen_forgets_it(world: SimpleNamespace) -> None:
+    listen(world, ONE_A(), task="/do/0/wait/do/1/decision", attempt="3")
+    listen(world, ONE_A(), task="/do/1/other", token="tok-2")
+    lapsed = {"run": {"org": "acme", "playbook": "campaigns", "run_id": RUN_A}, "task": "/do/0/wait"}
+    assert world.events.lapsed({**lapsed, "attempt": "1"}) == "forgotten"
+    assert [one.task for one in world.events.store.waiting(PLAYBOOK, RUN_A)] == ["/do/1/other"]
