@@ -119,6 +119,11 @@ class Reasoning:
                 )
                 self._end(playbook, started, lost, None)
                 raise lost from exc
+        if run.parent is not None:
+            # A workflow's call (workflow-format.md, "Calling a function"): the run's ending answers the
+            # workflow's task token, so the workflow function does not wait (and bill) for the model.
+            current = runs.store.get_run(playbook, run.run_id) or started
+            return replace(current, record=None, input=None)
         return self._waited(playbook, run.run_id, asks=document.ask is not None)
 
     def _schedule_backstop(
