@@ -54,6 +54,12 @@ def count_key(run_id: str) -> str:
     return f"SENTCOUNT#{run_id}"
 
 
+def listened_key(run_id: str) -> str:
+    """The mark of a run that has listened (with ``count_key``'s of a run that got events: a run with
+    neither has nothing to forget when it ends, and no query is made)."""
+    return f"LISTENED#{run_id}"
+
+
 def sent_key(run_id: str, sent_id: str) -> str:
     return f"SENT#{run_id}#{sent_id}"
 
@@ -238,6 +244,11 @@ class RunEventStore:
                 continue  # taken or dropped meanwhile
         return dropped
 
+    def has_events(self, playbook: PlaybookRef, run_id: str) -> bool:
+        """Whether the run ever listened or got an event (two reads of single items)."""
+        pk = playbook_key(playbook)
+        return any(self.store._get(pk, key) for key in (listened_key(run_id), count_key(run_id)))
+
     def events_over_life(self, playbook: PlaybookRef, run_id: str) -> int:
         item = self.store._get(playbook_key(playbook), count_key(run_id))
         return int(item["count"]) if item else 0
@@ -261,7 +272,11 @@ class RunEventStore:
             "since": listen.since,
             "types": list(listen.types),
         }
-        items: list[TransactWriteItemTypeDef] = [self._put_new(values)]
+        marked = {TABLE.partition_key: pk, TABLE.sort_key: listened_key(listen.run_id), "kind": "listened"}
+        items: list[TransactWriteItemTypeDef] = [
+            self._put_new(values),
+            {"Put": {"TableName": self.store._table, "Item": self.store._codec.serialize(marked)}},
+        ]
         for event_type in listen.types:
             items.append(
                 {

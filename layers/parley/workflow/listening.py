@@ -385,6 +385,8 @@ class RunEvents:
     def forget(self, playbook: PlaybookRef, run_id: str) -> int:
         """A workflow run that ended (cancelled, or its execution ended): its waiting listens forgotten
         (their tokens are never answered) and the events kept for them dropped. How many listens."""
+        if not self.store.has_events(playbook, run_id):
+            return 0  # most runs: no query of the playbook's items at their end
         forgotten = self.store.forget_listens(playbook, run_id)
         self.store.drop(playbook, run_id, self.store.kept_ids(playbook, run_id))
         return forgotten
