@@ -7,9 +7,8 @@ schema, Parley's refusals, the names that must exist, every expression parsed): 
 again. It compiles every task of the page (``call: run_definition``, ``set``, ``do``, ``switch``,
 ``try``/``catch`` with ``retry``, ``raise``, ``for``, ``fork`` with ``compete``, ``wait``, ``listen``,
 ``emit``), and on every task ``if``, ``input.from``, ``output.as``, ``export.as``, ``then`` and
-``timeout`` (on a ``call``, ``listen``, ``emit`` or ``wait``; on ``set``, ``switch`` and ``raise``,
-which take no time, it changes nothing); the document's ``input.from``, ``output.as`` and ``timeout``.
-Not compiled yet: a ``timeout`` on a ``do``, ``for``, ``fork`` or ``try``; a ``timeout`` written as an
+``timeout`` (on ``set``, ``switch`` and ``raise``, which take no time, it changes nothing); the
+document's ``input.from``, ``output.as`` and ``timeout``. Not compiled yet: a ``timeout`` written as an
 expression on a ``wait`` or the document; ``then: end`` in a competing fork's branch; the document's
 ``schedule`` (the runtime's, not the machine's). :func:`not_yet_compiled` lists what such a document
 uses, and :func:`compile_workflow` raises :class:`NotCompiled`.
@@ -110,7 +109,14 @@ says, with their roles):
   keeps it in ``$uncaught``, inside one ``R#timeout`` (a Fail) raises it; a call first goes to the Task
   ``R#deadline`` (``{"action": "deadline", "run", "task", "attempt"}``: the entry cancels the called run
   with the kind ``deadline``), which outside any ``try`` keeps the error and goes to the end. A ``wait``
-  no shorter than its timeout waits the timeout, then ``R#timeout`` raises it. The document's
+  no shorter than its timeout waits the timeout, then ``R#timeout`` raises it. A ``do``, ``for``,
+  ``fork`` or ``try`` with a ``timeout`` races its clock in the Parallel ``R#timed``: its first branch
+  (a scope of its own) holds the task, which ends failing with ``Parley.Won`` and ``{"data",
+  "context"?}`` as JSON (``R#in-time``); its second waits the timeout (``R#clock``) and fails with
+  ``Parley.Late`` (``R#late``). A Parallel stops its other branch when one fails: the Catch takes the
+  task's output (and its exports) on, or goes to ``R#deadline`` (its ``task`` the timed task's
+  reference: the entry cancels the runs that the calls inside it wait for) and the ``timeout`` error.
+  In time, the race costs three transitions (the Parallel, the clock's Wait, ``R#in-time``). The document's
   ``timeout`` is the machine's ``TimeoutSeconds``: the execution times out without its end, and the
   runtime ends the run from that (the entry's ``ended`` action).
 
@@ -202,6 +208,8 @@ LATER_TASKS: Final[tuple[str, ...]] = ()
 END_ERROR: Final = "Parley.End"
 #: The error a competing fork's branch fails with when it succeeds first, its output as the cause.
 WON_ERROR: Final = "Parley.Won"
+#: The error the clock of a task's ``timeout`` fails with when it passes first.
+LATE_ERROR: Final = "Parley.Late"
 #: What a task is, by the key that makes it (``for`` and ``fork`` first: a ``for`` has a ``do`` too).
 _KINDS: Final = (
     "for",
@@ -219,7 +227,9 @@ _KINDS: Final = (
 )
 #: The tasks a ``timeout`` is compiled on (a Task's ``TimeoutSeconds``; a wait's shorter wait; a task that
 #: takes no time, which no timeout can end).
-_TIMED_TASKS: Final = ("call", "listen", "emit", "wait", "set", "switch", "raise")
+_TIMED_TASKS: Final = ("call", "listen", "emit", "wait", "set", "switch", "raise", "do", "for", "fork", "try")
+#: The tasks of several states whose ``timeout`` races them with a clock.
+_RACED_TASKS: Final = ("do", "for", "fork", "try")
 #: The target of a state that ends its branch.
 _END: Final = "\x00end"
 _ALL: Final = "States.ALL"
@@ -558,7 +568,14 @@ class _Compiler:
         return self.name(reference, "if") if "if" in task else self.body_state(reference, task)
 
     def body_state(self, reference: str, task: Mapping[str, Any]) -> str:
-        """The state a task's work begins with: its own, or the first of its list where it has none."""
+        """The state a task's work begins with: its own, or the first of its list where it has none (a
+        task of several states with a ``timeout``: the Parallel ``R#timed`` racing it with its clock)."""
+        if "timeout" in task and task_kind(task) in _RACED_TASKS:
+            return self.name(reference, "timed")
+        return self.own_body_state(reference, task)
+
+    def own_body_state(self, reference: str, task: Mapping[str, Any]) -> str:
+        """:meth:`body_state` without the race of a ``timeout``."""
         kind = task_kind(task)
         if kind == "do" and not self.do_entry(task):
             _name, inner_reference, inner = next(_entries(task.get("do"), f"{reference}/do"))
@@ -929,7 +946,10 @@ class _Compiler:
                 at.reference,
                 "condition",
             )
-        compile_kind(at)
+        if "timeout" in at.task and kind in _RACED_TASKS:
+            self.timed_task(at, compile_kind)
+        else:
+            compile_kind(at)
 
     def output_as(self, task: Mapping[str, Any], produced: str, place: Place) -> str | None:
         """JSONata text of a task's output after its ``output.as`` (``None`` without one), for a state
@@ -1416,39 +1436,9 @@ class _Compiler:
         catcher: dict[str, Any] = {"ErrorEquals": [engine.TIMEOUT_ERROR]}
         if deadline:
             name = self.name(at.reference, "deadline")
-            told: dict[str, Any] = {
-                "Type": "Task",
-                "Resource": engine.INVOKE_RESOURCE,
-                "Arguments": {
-                    "FunctionName": engine.ENTRY_FUNCTION,
-                    "Payload": {
-                        "action": engine.DEADLINE_ACTION,
-                        "run": template("$run"),
-                        "task": at.reference,
-                        "attempt": template("$states.input.attempt"),
-                    },
-                },
-                "Retry": [
-                    {
-                        "ErrorEquals": list(LAMBDA_ERRORS),
-                        "IntervalSeconds": 1,
-                        "MaxAttempts": 3,
-                        "BackoffRate": 2,
-                    }
-                ],
-                "Output": template("$states.input.data"),
-            }
             catcher["Output"] = template(f'{{"data": $states.input, "attempt": {_attempt_text(at.site)}}}')
             catcher["Next"] = name
-            if outside:
-                told["Assign"] = {UNCAUGHT: template(error)}
-                told["Catch"] = [{"ErrorEquals": [_ALL], "Assign": {UNCAUGHT: template(error)}, "Next": end}]
-                told["Next"] = end
-                self.add(at.branch, name, told, at.reference, "failed")
-            else:
-                told["Next"] = raise_name
-                self.add(at.branch, name, told, at.reference, "part")
-                self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
+            self.deadline_states(at, name)
         elif outside:
             catcher["Assign"] = {UNCAUGHT: template(error)}
             catcher["Next"] = end
@@ -1456,6 +1446,149 @@ class _Compiler:
             catcher["Next"] = raise_name
             self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
         state["Catch"] = [catcher, *state.get("Catch", [])]
+
+    def timed_task(self, at: _TaskAt, compile_kind: Callable[[_TaskAt], None]) -> None:
+        """A task of several states with a ``timeout``: the Parallel ``R#timed`` races it (its first
+        branch, a scope of its own, ending in the Fail ``R#in-time`` with ``{"data", "context"?}`` as JSON)
+        with its clock (the Wait ``R#clock``, then the Fail ``R#late``): a Parallel stops its other branch
+        when one fails. Its Catch takes the task's output (and ``$context``) on to what follows the task;
+        a ``then: end`` inside it (``R#timed-end``) to the run's end; the clock to the Task
+        ``R#deadline`` (the entry cancels the runs the task's calls wait for) and the ``timeout`` error."""
+        reference, site = at.reference, at.site
+        after = self.task_timeout(at.task)
+        timed, won = self.name(reference, "timed"), self.name(reference, "in-time")
+        clock, late = self.name(reference, "clock"), self.name(reference, "late")
+        ending = self.name(reference, "timed-end")
+        ends = any(_ends(items) for items, _pointer in _sublists(at.task, reference))
+        own_context = site.context_var is not None and _exports([{at.name: at.task}])
+        context_var = f"context_{site.scope + 1}" if own_context else None
+        inner_site = replace(
+            site,
+            scope=site.scope + 1,
+            context=f"${context_var}" if context_var else site.context,
+            context_var=context_var,
+            end=ending if ends else _END,
+        )
+        inner_branch: _Branch = {}
+        compile_kind(replace(at, site=inner_site, after=won, branch=inner_branch))
+        first = self.own_body_state(reference, at.task)
+        kept_context = f', "context": ${context_var}' if context_var else ""
+        self.add(
+            inner_branch,
+            won,
+            {
+                "Type": "Fail",
+                "Error": WON_ERROR,
+                "Cause": template(f'$string({{"data": $states.input{kept_context}}})'),
+            },
+            reference,
+            "part",
+        )
+        if ends:
+            self.add(
+                inner_branch,
+                ending,
+                {"Type": "Fail", "Error": END_ERROR, "Cause": template('$string({"data": $states.input})')},
+                reference,
+                "part",
+            )
+        if context_var:
+            begin = self.name(reference, "begin")
+            self.add(
+                inner_branch,
+                begin,
+                {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
+                reference,
+                "part",
+            )
+            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
+            first = begin
+        self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        clock_branch: _Branch = {}
+        self.add(
+            clock_branch,
+            clock,
+            {"Type": "Wait", "Seconds": seconds_field(after, at.place(), least=1), "Next": late},
+            reference,
+            "part",
+        )
+        self.add(clock_branch, late, {"Type": "Fail", "Error": LATE_ERROR}, reference, "part")
+        in_time: dict[str, Any] = {
+            "ErrorEquals": [WON_ERROR],
+            "Output": template("$parse($states.errorOutput.Cause).data"),
+            "Next": at.after,
+        }
+        if context_var and site.context_var:
+            in_time["Assign"] = {site.context_var: template("$parse($states.errorOutput.Cause).context")}
+        catchers = [in_time]
+        if ends:
+            catchers.append(
+                {
+                    "ErrorEquals": [END_ERROR],
+                    "Output": template("$parse($states.errorOutput.Cause).data"),
+                    "Next": site.end,
+                }
+            )
+        deadline = self.name(reference, "deadline")
+        catchers.append(
+            {
+                "ErrorEquals": [LATE_ERROR],
+                "Output": template(f'{{"data": $states.input, "attempt": {_attempt_text(site)}}}'),
+                "Next": deadline,
+            }
+        )
+        if site.scope == 0:
+            catchers.append(self.end_catcher(reference))
+        self.add(
+            at.branch,
+            timed,
+            {
+                "Type": "Parallel",
+                "Branches": [
+                    {"StartAt": first, "States": inner_branch},
+                    {"StartAt": clock, "States": clock_branch},
+                ],
+                "Catch": catchers,
+                "Next": at.after,  # never taken: one branch always fails
+            },
+            reference,
+            "entered",
+        )
+        self.deadline_states(at, deadline)
+
+    def deadline_states(self, at: _TaskAt, name: str) -> None:
+        """The Task ``R#deadline`` telling the entry a task's deadline passed (its input ``{"data",
+        "attempt"}``), then the ``timeout`` error: outside any ``try`` kept for the end, inside one raised
+        by the Fail ``R#timeout``."""
+        error = literal(timeout_error(at.reference))
+        end = self.name(DOCUMENT, "end")
+        told: dict[str, Any] = {
+            "Type": "Task",
+            "Resource": engine.INVOKE_RESOURCE,
+            "Arguments": {
+                "FunctionName": engine.ENTRY_FUNCTION,
+                "Payload": {
+                    "action": engine.DEADLINE_ACTION,
+                    "run": template("$run"),
+                    "task": at.reference,
+                    "attempt": template("$states.input.attempt"),
+                },
+            },
+            "Retry": [
+                {"ErrorEquals": list(LAMBDA_ERRORS), "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 2}
+            ],
+            "Output": template("$states.input.data"),
+        }
+        if at.site.scope == 0:
+            told["Assign"] = {UNCAUGHT: template(error)}
+            told["Catch"] = [{"ErrorEquals": [_ALL], "Assign": {UNCAUGHT: template(error)}, "Next": end}]
+            told["Next"] = end
+            self.add(at.branch, name, told, at.reference, "failed")
+        else:
+            raise_name = self.name(at.reference, "timeout")
+            told["Next"] = raise_name
+            self.add(at.branch, name, told, at.reference, "part")
+            self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
 
     def entry_task(
         self, at: _TaskAt, resource: str, payload: dict[str, Any], output: str, roles: Sequence[Role]

@@ -1723,6 +1723,57 @@ CASES: Final[tuple[Case, ...]] = (
         {},
         Succeeded(400),
     ),
+    # -- a timeout on a task of several states ---------------------------------------------------------
+    Case(
+        "a do's timeout: in time, its output and its export go on",
+        _doc(
+            "do:\n"
+            "  - steps:\n"
+            "      do:\n"
+            "        - pause: { wait: PT5S }\n"
+            "        - one: { set: { a: 1 }, export: { as: { seen: true } } }\n"
+            "      timeout: { after: PT1M }\n"
+            "  - after: { set: { context: '${ $context }', data: '${ $data }' } }\n"
+        ),
+        {},
+        Succeeded({"context": {"seen": True}, "data": {"a": 1}}),
+    ),
+    Case(
+        "a for's timeout passes while a call waits: the deadline told, timeout raised at the for",
+        _doc(
+            "do:\n"
+            "  - each:\n"
+            "      for: { in: '${ [1] }' }\n"
+            "      do:\n"
+            "        - ask: { call: run_definition, with: { type: interaction, name: ask } }\n"
+            "      timeout: { after: PT1S }\n"
+            "  - never: { set: { n: 1 } }\n"
+        ),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/0/each"),
+        answers={"/do/0/each/do/0/ask": (Answer(never=True),)},
+        deadlines=(("/do/0/each", "0"),),
+    ),
+    Case(
+        "a try's timeout inside a try: the outer catch takes it",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      try:\n"
+            "        - inner:\n"
+            "            try:\n"
+            "              - ask: { call: run_definition, with: { type: interaction, name: ask } }\n"
+            "            catch: { errors: { with: { status: 500 } } }\n"
+            "            timeout: { after: PT1S }\n"
+            "      catch:\n"
+            "        do:\n"
+            "          - late: { set: { status: '${ $error.status }', at: '${ $error.instance }' } }\n"
+        ),
+        {},
+        Succeeded({"status": 408, "at": "/do/0/outer/try/0/inner"}),
+        answers={"/do/0/outer/try/0/inner/try/0/ask": (Answer(never=True),)},
+        deadlines=(("/do/0/outer/try/0/inner", "0"),),
+    ),
 )
 
 

@@ -6,7 +6,8 @@ moto is patched while a run is open, to be what Step Functions is where moto is 
 where): the JSONata hook (empty as moto ships it); a JSONata failure is ``States.QueryEvaluationError``
 (moto lets it out as ``States.Runtime``); a Parallel whose branch failed with a Step Functions error
 fails with that error (moto cannot name one: ``CustomErrorName`` refuses the ``States.`` prefix); a Wait
-records its seconds instead of sleeping them.
+records its seconds instead of sleeping them (a timeout's clock, racing its task, sleeps a twentieth of
+them).
 
 Calls and listens go to a fake entry (a moto Lambda function routed to Python): it answers each of a
 task with the case's next :class:`~unit.workflow.machines.Answer`, from another thread, with
@@ -39,6 +40,10 @@ from parley.workflow.document import check_workflow_document
 
 REGION: Final = "us-east-1"
 ENTRY: Final = "parley-workflow-entry"
+#: The Wait of a task's timeout, racing the task (``parley.workflow.compiler``), and how much of its
+#: seconds moto waits in real time (every other Wait records its seconds and goes on at once).
+CLOCK: Final = "#clock"
+CLOCK_SCALE: Final = 0.05
 #: describe_execution is asked at most this many times (every 10 ms) for a run to end.
 POLLS: Final = 3000
 
@@ -154,6 +159,11 @@ def patched_moto(recorder: _Recorder) -> Iterator[None]:
     def wait(self: Any, env: Any, wait_seconds: int) -> None:
         with recorder.lock:
             recorder.waits.append(wait_seconds)
+        state = env.states.context_object.context_object_data.get("State") or {}
+        if str(state.get("Name", "")).endswith(CLOCK):
+            # A timeout's clock races the task it limits: it waits, a twentieth of its seconds, until
+            # the Parallel stops it.
+            env.program_state_event.wait(wait_seconds * CLOCK_SCALE)
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(moto_jsonata, "_eval_jsonata", evaluate_jsonata))

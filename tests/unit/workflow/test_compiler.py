@@ -722,10 +722,6 @@ def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
     ("body", "found"),
     [
         (
-            "do:\n  - s: { do: [ { a: { set: {} } } ], timeout: { after: PT1S } }\n",
-            [("/do/0/s/timeout", "a timeout on a do task")],
-        ),
-        (
             "timeout: { after: '${ \"PT1H\" }' }\ndo:\n  - s: { set: {} }\n",
             [("/timeout", "the document's timeout written as an expression")],
         ),
