@@ -8,8 +8,8 @@ again. It compiles every task of the page (``call: run_definition``, ``set``, ``
 ``try``/``catch`` with ``retry``, ``raise``, ``for``, ``fork`` with ``compete``, ``wait``, ``listen``,
 ``emit``), and on every task ``if``, ``input.from``, ``output.as``, ``export.as``, ``then`` and
 ``timeout`` (on ``set``, ``switch`` and ``raise``, which take no time, it changes nothing); the
-document's ``input.from``, ``output.as`` and ``timeout``. Not compiled yet: a ``timeout`` written as an
-expression on a ``wait`` or the document; ``then: end`` in a competing fork's branch; the document's
+document's ``input.from``, ``output.as`` and ``timeout``. Not compiled yet: the document's
+``timeout`` written as an expression; ``then: end`` in a competing fork's branch; the document's
 ``schedule`` (the runtime's, not the machine's). :func:`not_yet_compiled` lists what such a document
 uses, and :func:`compile_workflow` raises :class:`NotCompiled`.
 
@@ -110,12 +110,13 @@ says, with their roles):
   ``R#deadline`` (``{"action": "deadline", "run", "task", "attempt"}``: the entry cancels the called run
   with the kind ``deadline``), which outside any ``try`` keeps the error and goes to the end. A ``wait``
   no shorter than its timeout waits the timeout, then ``R#timeout`` raises it. A ``do``, ``for``,
-  ``fork`` or ``try`` with a ``timeout`` races its clock in the Parallel ``R#timed``: its first branch
-  (a scope of its own) holds the task, which ends failing with ``Parley.Won`` and ``{"data",
-  "context"?}`` as JSON (``R#in-time``); its second waits the timeout (``R#clock``) and fails with
-  ``Parley.Late`` (``R#late``). A Parallel stops its other branch when one fails: the Catch takes the
-  task's output (and its exports) on, or goes to ``R#deadline`` (its ``task`` the timed task's
-  reference: the entry cancels the runs that the calls inside it wait for) and the ``timeout`` error.
+  ``fork`` or ``try`` with a ``timeout``, or a ``wait`` whose duration or timeout is an expression,
+  races its clock in the Parallel ``R#timed``: its first branch (a scope of its own) holds the task,
+  which ends failing with ``Parley.Won`` and ``{"data", "context"?}`` as JSON (``R#in-time``); its
+  second waits the timeout (``R#clock``) and fails with ``Parley.Late`` (``R#late``). A Parallel stops
+  its other branch when one fails: the Catch takes the task's output (and its exports) on, or goes to
+  ``R#deadline`` (its ``task`` the timed task's reference: the entry cancels the runs that the calls
+  inside it wait for) and the ``timeout`` error.
   In time, the race costs three transitions (the Parallel, the clock's Wait, ``R#in-time``). The document's
   ``timeout`` is the machine's ``TimeoutSeconds``: the execution times out without its end, and the
   runtime ends the run from that (the entry's ``ended`` action).
@@ -283,11 +284,6 @@ def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             found.append((reference, _a(f"{kind} task")))
         if "timeout" in task and kind not in _TIMED_TASKS:
             found.append((f"{reference}/timeout", f"a timeout on a {kind} task"))
-        if kind == "wait" and "timeout" in task:
-            after = task["timeout"]
-            after = mapping(timeouts.get(after) if isinstance(after, str) else after).get("after")
-            if literal_duration_ms(after) is None or literal_duration_ms(task.get("wait")) is None:
-                found.append((f"{reference}/timeout", "a timeout of a wait written as an expression"))
         if kind == "fork" and mapping(task.get("fork")).get("compete") is True:
             branches = mapping(task.get("fork")).get("branches")
             if _ends(branches):
@@ -570,9 +566,20 @@ class _Compiler:
     def body_state(self, reference: str, task: Mapping[str, Any]) -> str:
         """The state a task's work begins with: its own, or the first of its list where it has none (a
         task of several states with a ``timeout``: the Parallel ``R#timed`` racing it with its clock)."""
-        if "timeout" in task and task_kind(task) in _RACED_TASKS:
+        if self.raced(task):
             return self.name(reference, "timed")
         return self.own_body_state(reference, task)
+
+    def raced(self, task: Mapping[str, Any]) -> bool:
+        """Whether a task's ``timeout`` races it with a clock (a task of several states; a ``wait`` whose
+        duration or timeout is an expression)."""
+        if "timeout" not in task:
+            return False
+        kind = task_kind(task)
+        if kind == "wait":
+            written = literal_duration_ms(self.task_timeout(task)), literal_duration_ms(task.get("wait"))
+            return None in written
+        return kind in _RACED_TASKS
 
     def own_body_state(self, reference: str, task: Mapping[str, Any]) -> str:
         """:meth:`body_state` without the race of a ``timeout``."""
@@ -946,7 +953,7 @@ class _Compiler:
                 at.reference,
                 "condition",
             )
-        if "timeout" in at.task and kind in _RACED_TASKS:
+        if self.raced(at.task):
             self.timed_task(at, compile_kind)
         else:
             compile_kind(at)
@@ -1470,7 +1477,8 @@ class _Compiler:
             end=ending if ends else _END,
         )
         inner_branch: _Branch = {}
-        compile_kind(replace(at, site=inner_site, after=won, branch=inner_branch))
+        untimed = {key: value for key, value in at.task.items() if key != "timeout"}
+        compile_kind(replace(at, task=untimed, site=inner_site, after=won, branch=inner_branch))
         first = self.own_body_state(reference, at.task)
         kept_context = f', "context": ${context_var}' if context_var else ""
         self.add(
@@ -1656,11 +1664,7 @@ class _Compiler:
         if after is not None:
             limit = literal_duration_ms(after)
             length = literal_duration_ms(duration)
-            if limit is None or length is None:
-                raise NotCompiled(
-                    [(f"{at.reference}/timeout", "a timeout of a wait written as an expression")]
-                )
-            if limit <= length:
+            if limit is not None and length is not None and limit <= length:
                 state["Seconds"] = seconds_field(after, place, least=1)
                 state["Next"] = self.name(at.reference, "timeout")
                 self.add(at.branch, self.name(at.reference), state, at.reference, "entered")

@@ -76,6 +76,9 @@ class Case:
     emits: tuple[tuple[str, str, Mapping[str, Any]], ...] | None = None
     #: The deadlines the entry was told, as ``(task, attempt)``.
     deadlines: tuple[tuple[str, str], ...] = ()
+    #: Its Waits race a timeout's clock: moto sleeps them (a twentieth of their seconds) rather than
+    #: going on at once (``moto_runs``).
+    real_waits: bool = False
 
     @property
     def calls(self) -> bool:
@@ -1773,6 +1776,41 @@ CASES: Final[tuple[Case, ...]] = (
         Succeeded({"status": 408, "at": "/do/0/outer/try/0/inner"}),
         answers={"/do/0/outer/try/0/inner/try/0/ask": (Answer(never=True),)},
         deadlines=(("/do/0/outer/try/0/inner", "0"),),
+    ),
+    Case(
+        "a wait written as an expression, its timeout shorter: the race raises timeout",
+        _doc(
+            "do:\n"
+            "  - long: { wait: '${ $data.wait }', timeout: { after: PT1S } }\n"
+            "  - never: { set: { n: 1 } }\n"
+        ),
+        {"wait": "PT1H"},
+        Rejected(spec_type("timeout"), 408, "/do/0/long"),
+        deadlines=(("/do/0/long", "0"),),
+        real_waits=True,
+    ),
+    Case(
+        "a wait whose timeout is an expression, in time",
+        _doc(
+            "do:\n"
+            "  - short: { wait: PT1S, timeout: { after: '${ $data.limit }' } }\n"
+            "  - after: { set: '${ $data }' }\n"
+        ),
+        {"limit": {"minutes": 1}},
+        Succeeded({"limit": {"minutes": 1}}),
+        real_waits=True,
+    ),
+    Case(
+        "a listen's timeout written as an expression",
+        _doc(
+            "do:\n"
+            "  - decision:\n"
+            "      listen: { to: { one: { with: { type: a } } } }\n"
+            "      timeout: { after: '${ \"PT1S\" }' }\n"
+        ),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/0/decision"),
+        answers={"/do/0/decision": (Answer(never=True),)},
     ),
 )
 

@@ -7,7 +7,7 @@ where): the JSONata hook (empty as moto ships it); a JSONata failure is ``States
 (moto lets it out as ``States.Runtime``); a Parallel whose branch failed with a Step Functions error
 fails with that error (moto cannot name one: ``CustomErrorName`` refuses the ``States.`` prefix); a Wait
 records its seconds instead of sleeping them (a timeout's clock, racing its task, sleeps a twentieth of
-them).
+them, and so does every Wait of a case whose waits race a timeout: ``Case.real_waits``).
 
 Calls and listens go to a fake entry (a moto Lambda function routed to Python): it answers each of a
 task with the case's next :class:`~unit.workflow.machines.Answer`, from another thread, with
@@ -79,6 +79,8 @@ class _Recorder:
     calls: list[dict[str, Any]] = field(default_factory=list)
     ends: list[dict[str, Any]] = field(default_factory=list)
     told: list[dict[str, Any]] = field(default_factory=list)
+    #: Every Wait of the case under way sleeps (``Case.real_waits``).
+    real_waits: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -160,7 +162,7 @@ def patched_moto(recorder: _Recorder) -> Iterator[None]:
         with recorder.lock:
             recorder.waits.append(wait_seconds)
         state = env.states.context_object.context_object_data.get("State") or {}
-        if str(state.get("Name", "")).endswith(CLOCK):
+        if recorder.real_waits or str(state.get("Name", "")).endswith(CLOCK):
             # A timeout's clock races the task it limits: it waits, a twentieth of its seconds, until
             # the Parallel stops it.
             env.program_state_event.wait(wait_seconds * CLOCK_SCALE)
@@ -281,6 +283,7 @@ def _execute(
         recorder.calls.clear()
         recorder.ends.clear()
         recorder.told.clear()
+        recorder.real_waits = case.real_waits
     entry.start(case)
     definition = engine.with_entry(machine.definition, entry_arn)
     arn = sfn.create_state_machine(name=f"case-{index}", definition=json.dumps(definition), roleArn=role)[

@@ -726,10 +726,6 @@ def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
             [("/timeout", "the document's timeout written as an expression")],
         ),
         (
-            "do:\n  - w: { wait: '${ \"PT1S\" }', timeout: { after: PT1S } }\n",
-            [("/do/0/w/timeout", "a timeout of a wait written as an expression")],
-        ),
-        (
             "do:\n  - f:\n      fork:\n        compete: true\n"
             "        branches:\n          - a: { set: {}, then: end }\n",
             [("/do/0/f/fork/branches", "then: end in a competing fork's branch")],

@@ -37,10 +37,10 @@ def test_a_saved_workflow_shows_its_state_machine_and_uses_what_it_calls() -> No
 
 
 def test_what_this_version_does_not_run_is_refused_where_it_is_written() -> None:
-    source = SOURCE + "  - pause:\n      wait: '${ \"PT1M\" }'\n      timeout: { after: PT1M }\n"
+    source = SOURCE.replace("do:\n", "timeout: { after: '${ \"PT1H\" }' }\ndo:\n", 1)
     with pytest.raises(Problem) as refused:
         check(source)
     assert [entry.detail for entry in refused.value.errors] == [
-        "Line 14, column 7, /do/3/pause/timeout: "
-        "This version of Parley does not run a timeout of a wait written as an expression yet"
+        "Line 2, column 1, /timeout: "
+        "This version of Parley does not run the document's timeout written as an expression yet"
     ]
