@@ -1560,7 +1560,7 @@ class _Compiler:
                 "Next": at.after,  # never taken: one branch always fails
             },
             reference,
-            "entered",
+            "part",  # the task's own first state, in the branch, starts it
         )
         self.deadline_states(at, deadline)
 

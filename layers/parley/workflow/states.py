@@ -29,7 +29,8 @@ event each one means:
   a ``for``'s Choice ``R#each`` before each iteration; a competing fork's branch's ``B#race``, ``B#won``
   and ``B#lost``; a fork's branch ending the run, ``B#ending``; a call's ``R#deadline`` inside a
   ``try``; the race of a timed task of several states: ``R#in-time``, ``R#timed-end``, ``R#clock``,
-  ``R#late``, ``R#begin``). A timed task of several states is ``entered`` at its Parallel ``R#timed``.
+  ``R#late``, ``R#begin``, and the Parallel ``R#timed`` itself: the timed task's own first state, in
+  its branch, starts it).
 
 A task's ``timeout`` raises its error in a state of the role ``failed``: ``R#timeout``, or outside any
 ``try`` a call's ``R#deadline`` (which tells the entry first); a competing fork whose every branch

@@ -134,6 +134,48 @@ def test_the_history_reads_back_as_task_events(corpus: CorpusRun) -> None:
     ]
 
 
+def test_the_history_reads_the_new_tasks(corpus: CorpusRun) -> None:
+    """A for's iterations, a fork's branches, a race with a timeout's clock: each task started once before
+    it ends."""
+    assert _events(corpus, "a do's timeout: in time, its output and its export go on") == [
+        ("started", "/do/0/steps"),
+        ("started", "/do/0/steps/do/0/pause"),
+        ("completed", "/do/0/steps/do/0/pause"),
+        ("started", "/do/0/steps/do/1/one"),
+        ("completed", "/do/0/steps/do/1/one"),
+        ("completed", "/do/0/steps"),
+        ("started", "/do/1/after"),
+        ("completed", "/do/1/after"),
+    ]
+    assert _events(corpus, "a call's timeout: the deadline told, then timeout raised at the task") == [
+        ("started", "/do/0/ask"),
+        ("failed", "/do/0/ask"),
+    ]
+    step, stop = "/do/0/add/do/1/step", "/do/0/add/do/0/stop"
+    assert _events(corpus, "for: then exit leaves the loop; an empty list hands the input on") == [
+        ("started", "/do/0/add"),
+        *[("skipped", stop), ("started", step), ("completed", step)] * 2,
+        ("started", stop),
+        ("completed", stop),
+        ("completed", "/do/0/add"),
+        ("started", "/do/1/none"),
+        ("completed", "/do/1/none"),
+    ]
+    forked = _events(corpus, "fork: the branches' outputs in the order written, output.as")
+    assert forked[0] == ("started", "/do/0/both")
+    assert forked[-3:] == [
+        ("completed", "/do/0/both"),
+        ("started", "/do/1/after"),
+        ("completed", "/do/1/after"),
+    ]
+    assert Counter(forked) == Counter(set(forked))  # each event once
+    raced = _events(
+        corpus, "fork compete: the fork fails only when every branch fails, with the first branch's error"
+    )
+    assert raced[0] == ("started", "/do/0/race")
+    assert raced[-1] == ("failed", "/do/0/race")
+
+
 @pytest.mark.parametrize("case", CASES, ids=[found.name for found in CASES])
 def test_a_task_ends_only_after_it_started(corpus: CorpusRun, case: Case) -> None:
     """In every run of the corpus, each time a task completes or fails it had started (and not ended
