@@ -9,9 +9,9 @@ again. It compiles every task of the page (``call: run_definition``, ``set``, ``
 ``emit``), and on every task ``if``, ``input.from``, ``output.as``, ``export.as``, ``then`` and
 ``timeout`` (on ``set``, ``switch`` and ``raise``, which take no time, it changes nothing); the
 document's ``input.from``, ``output.as`` and ``timeout``. Not compiled yet: the document's
-``timeout`` written as an expression; ``then: end`` in a competing fork's branch; the document's
-``schedule`` (the runtime's, not the machine's). :func:`not_yet_compiled` lists what such a document
-uses, and :func:`compile_workflow` raises :class:`NotCompiled`.
+``timeout`` written as an expression; the document's ``schedule`` (the runtime's, not the
+machine's). :func:`not_yet_compiled` lists what such a document uses, and :func:`compile_workflow`
+raises :class:`NotCompiled`.
 
 **What a run costs.** Step Functions bills each state a run enters, so the machine has no state that
 does no work: a state that would only hand its input on is left out wherever the state before it can
@@ -103,7 +103,10 @@ says, with their roles):
   fork's Catch takes that output (through ``R#done``). A branch whose task fails goes (its race's
   Catch) to the Pass ``B#lost``, ending with ``{"error"}``; when every branch lost, the Parallel
   completes and ``R#lost`` raises the first branch's error: the fork fails only when every branch
-  fails. The runs the stopped branches waited for are the runtime's to cancel.
+  fails. A ``then: end`` inside a branch fails its race with ``Parley.End`` (``B#race-end``), which
+  the race's Catch hands on to ``B#ending`` and the fork's Catch to the run's end; a branch that
+  exports has its own ``$context`` in its race (``B#begin``). The runs the stopped branches waited for
+  are the runtime's to cancel.
 - ``timeout``: on a Task (``call``, ``listen``, ``emit``), its ``TimeoutSeconds`` and a first Catch of
   ``States.Timeout`` raising the ``timeout`` error (408, at the task): outside any ``try`` the Catch
   keeps it in ``$uncaught``, inside one ``R#timeout`` (a Fail) raises it; a call first goes to the Task
@@ -284,10 +287,6 @@ def not_yet_compiled(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             found.append((reference, _a(f"{kind} task")))
         if "timeout" in task and kind not in _TIMED_TASKS:
             found.append((f"{reference}/timeout", f"a timeout on a {kind} task"))
-        if kind == "fork" and mapping(task.get("fork")).get("compete") is True:
-            branches = mapping(task.get("fork")).get("branches")
-            if _ends(branches):
-                found.append((f"{reference}/fork/branches", "then: end in a competing fork's branch"))
     return found
 
 
@@ -1501,7 +1500,7 @@ class _Compiler:
                 "part",
             )
         if context_var:
-            begin = self.name(reference, "begin")
+            begin = self.name(reference, "timed-begin")
             self.add(
                 inner_branch,
                 begin,
@@ -1766,7 +1765,8 @@ class _Compiler:
         ends = False
         for name, branch_reference, task in entries:
             inner_branch: _Branch = {}
-            context_var = f"context_{site.scope + 1}" if _exports([{name: task}]) else None
+            # A competing branch's race keeps its own $context (branch_task).
+            context_var = f"context_{site.scope + 1}" if _exports([{name: task}]) and not compete else None
             ending = self.name(branch_reference, "ending")
             branch_ends = _ends([{name: task}])
             ends = ends or branch_ends
@@ -1864,10 +1864,56 @@ class _Compiler:
             return self.first_state(reference, task)
         race, won, lost = (self.name(reference, part) for part in ("race", "won", "lost"))
         inner_branch: _Branch = {}
-        inner_site = replace(site, scope=site.scope + 1, context_var=None)
-        self.task(_TaskAt(name, reference, task, inner_site, _END, lambda _then: _END, inner_branch))
+        context_var = f"context_{site.scope + 1}" if _exports([{name: task}]) else None
+        ends = _ends([{name: task}])
+        ending = self.name(reference, "race-end")
+        inner_site = replace(
+            site,
+            scope=site.scope + 1,
+            context=f"${context_var}" if context_var else site.context,
+            context_var=context_var,
+            end=ending if ends else _END,
+        )
+
+        def inner_target(then: Any) -> str:
+            return inner_site.end if then == "end" else _END
+
+        self.task(
+            _TaskAt(
+                name, reference, task, inner_site, inner_target(task.get("then")), inner_target, inner_branch
+            )
+        )
         first = self.first_state(reference, task)
+        if ends:
+            self.add(
+                inner_branch,
+                ending,
+                {"Type": "Fail", "Error": END_ERROR, "Cause": template('$string({"data": $states.input})')},
+                reference,
+                "part",
+            )
+        if context_var:
+            begin = self.name(reference, "begin")
+            self.add(
+                inner_branch,
+                begin,
+                {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
+                reference,
+                "part",
+            )
+            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
+            first = begin
         self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        catchers: list[dict[str, Any]] = []
+        if ends:
+            # The run ends: the branch goes on failing with the same cause, to the fork's Catch.
+            catchers.append(
+                {
+                    "ErrorEquals": [END_ERROR],
+                    "Output": template("$parse($states.errorOutput.Cause).data"),
+                    "Next": site.end,
+                }
+            )
         self.add(
             branch,
             race,
@@ -1876,11 +1922,12 @@ class _Compiler:
                 "Branches": [{"StartAt": first, "States": inner_branch}],
                 "Output": template("$states.result[0]"),
                 "Catch": [
+                    *catchers,
                     {
                         "ErrorEquals": [_ALL],
                         "Output": template(f'{{"error": {caught_error(reference, self.known_cuts)}}}'),
                         "Next": lost,
-                    }
+                    },
                 ],
                 "Next": won,
             },

@@ -29,7 +29,7 @@ event each one means:
   a ``for``'s Choice ``R#each`` before each iteration; a competing fork's branch's ``B#race``, ``B#won``
   and ``B#lost``; a fork's branch ending the run, ``B#ending``; a call's ``R#deadline`` inside a
   ``try``; the race of a timed task of several states: ``R#in-time``, ``R#timed-end``, ``R#clock``,
-  ``R#late``, ``R#begin``, and the Parallel ``R#timed`` itself: the timed task's own first state, in
+  ``R#late``, ``R#timed-begin``, and the Parallel ``R#timed`` itself: the timed task's own first state, in
   its branch, starts it).
 
 A task's ``timeout`` raises its error in a state of the role ``failed``: ``R#timeout``, or outside any

@@ -1812,6 +1812,25 @@ CASES: Final[tuple[Case, ...]] = (
         Rejected(spec_type("timeout"), 408, "/do/0/decision"),
         answers={"/do/0/decision": (Answer(never=True),)},
     ),
+    Case(
+        "fork compete: a branch's then end ends the run with its data",
+        _doc(
+            "do:\n"
+            "  - race:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            "          - waiting: { listen: { to: { one: { with: { type: never } } } } }\n"
+            "          - ending:\n"
+            "              do:\n"
+            "                - mark: { set: { ended: true }, export: { as: { marked: true } } }\n"
+            "                - stop: { set: '${ $merge([$data, $context]) }', then: end }\n"
+            "  - never: { set: { n: 1 } }\n"
+        ),
+        {},
+        Succeeded({"ended": True, "marked": True}),
+        answers={"/do/0/race/fork/branches/0/waiting": (Answer(never=True),)},
+    ),
 )
 
 

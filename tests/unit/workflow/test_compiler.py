@@ -725,11 +725,6 @@ def test_then_end_inside_a_last_try_goes_one_place_on_two_ways() -> None:
             "timeout: { after: '${ \"PT1H\" }' }\ndo:\n  - s: { set: {} }\n",
             [("/timeout", "the document's timeout written as an expression")],
         ),
-        (
-            "do:\n  - f:\n      fork:\n        compete: true\n"
-            "        branches:\n          - a: { set: {}, then: end }\n",
-            [("/do/0/f/fork/branches", "then: end in a competing fork's branch")],
-        ),
     ],
 )
 def test_what_is_not_compiled_yet_is_refused(body: str, found: list[tuple[str, str]]) -> None:
