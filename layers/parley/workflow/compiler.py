@@ -100,7 +100,8 @@ says, with their roles):
   output ``$states.result``, the outputs in the order written. With ``compete: true``, each branch is a
   Parallel ``B#race`` of its task, which, done, goes to the Fail ``B#won`` (error ``Parley.Won``, the
   output as ``{"data"}`` JSON its cause): a Parallel stops its other branches when one fails, and the
-  fork's Catch takes that output (through ``R#done``). A branch whose task fails goes (its race's
+  fork's Catch takes that output (through ``R#done``); a branch that is one call is that Task, its
+  Next ``B#won`` and its Catch ``B#lost``, without a race. A branch whose task fails goes (its race's
   Catch) to the Pass ``B#lost``, ending with ``{"error"}``; when every branch lost, the Parallel
   completes and ``R#lost`` raises the first branch's error: the fork fails only when every branch
   fails. A ``then: end`` inside a branch fails its race with ``Parley.End`` (``B#race-end``), which
@@ -1863,6 +1864,24 @@ class _Compiler:
             self.task(_TaskAt(name, reference, task, site, target(task.get("then")), target, branch))
             return self.first_state(reference, task)
         race, won, lost = (self.name(reference, part) for part in ("race", "won", "lost"))
+        lost_catcher = {
+            "ErrorEquals": [_ALL],
+            "Output": template(f'{{"error": {caught_error(reference, self.known_cuts)}}}'),
+            "Next": lost,
+        }
+        won_state = {
+            "Type": "Fail",
+            "Error": WON_ERROR,
+            "Cause": template('$string({"data": $states.input})'),
+        }
+        if self.lone_call(task):
+            # One Task: its own Catch loses, its Next wins (no race of its own).
+            self.call_task(
+                _TaskAt(name, reference, task, site, won, lambda _then: won, branch), catchers=[lost_catcher]
+            )
+            self.add(branch, won, won_state, reference, "part")
+            self.add(branch, lost, {"Type": "Pass", "End": True}, reference, "part")
+            return self.name(reference)
         inner_branch: _Branch = {}
         context_var = f"context_{site.scope + 1}" if _exports([{name: task}]) else None
         ends = _ends([{name: task}])
@@ -1921,28 +1940,22 @@ class _Compiler:
                 "Type": "Parallel",
                 "Branches": [{"StartAt": first, "States": inner_branch}],
                 "Output": template("$states.result[0]"),
-                "Catch": [
-                    *catchers,
-                    {
-                        "ErrorEquals": [_ALL],
-                        "Output": template(f'{{"error": {caught_error(reference, self.known_cuts)}}}'),
-                        "Next": lost,
-                    },
-                ],
+                "Catch": [*catchers, lost_catcher],
                 "Next": won,
             },
             reference,
             "part",
         )
-        self.add(
-            branch,
-            won,
-            {"Type": "Fail", "Error": WON_ERROR, "Cause": template('$string({"data": $states.input})')},
-            reference,
-            "part",
-        )
+        self.add(branch, won, won_state, reference, "part")
         self.add(branch, lost, {"Type": "Pass", "End": True}, reference, "part")
         return race
+
+    def lone_call(self, task: Mapping[str, Any]) -> bool:
+        """Whether a task is one call compiled as one Task (no ``if``, ``timeout``, ``then: end``, nor
+        an export that must move to a Pass of its own)."""
+        if task_kind(task) != "call" or "if" in task or "timeout" in task or task.get("then") == "end":
+            return False
+        return _shaping(task, "export", "as") is None or not _reads(_shaping(task, "output", "as"), "context")
 
 
 def _attempt_text(site: _Site) -> str:

@@ -978,3 +978,23 @@ def test_timeouts() -> None:
     assert "TimeoutSeconds" not in json.dumps(
         compiled("do:\n  - s: { set: {}, timeout: { after: PT1S } }\n").definition
     )
+
+
+def test_a_competing_branch_of_one_call_needs_no_race() -> None:
+    fork = top(
+        compiled(
+            "do:\n  - a: { set: {} }\n"
+            "  - f:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            "          - x: { call: run_definition, with: { type: interaction, name: x } }\n"
+            "          - y: { call: run_definition, with: { type: interaction, name: y } }\n"
+        )
+    )["/do/1/f"]
+    branch = fork["Branches"][0]
+    assert branch["StartAt"] == "/do/1/f/fork/branches/0/x"
+    call = branch["States"]["/do/1/f/fork/branches/0/x"]
+    assert call["Next"] == "/do/1/f/fork/branches/0/x#won"
+    assert [catcher["Next"] for catcher in call["Catch"]] == ["/do/1/f/fork/branches/0/x#lost"]
+    assert not any(state["Type"] == "Parallel" for state in branch["States"].values())
