@@ -63,7 +63,7 @@ def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) ->
 
 
 def workflow_blocks() -> list[str]:
-    return shell_blocks("### A workflow:", "## ")
+    return shell_blocks("### A workflow:", "### A workflow that forks")
 
 
 def test_the_workflow_walk_through_works_after_try_it(tmp_path: Path) -> None:
@@ -74,3 +74,11 @@ def test_the_workflow_walk_through_works_after_try_it(tmp_path: Path) -> None:
     assert re.search(r'"status":\s*"succeeded"', answered) and "Ship it" in answered
     assert "call_started" in answered and "run_succeeded" in answered
     assert "No answer within two days" in expired
+
+
+def test_the_fork_wait_and_listen_walk_through_works_after_try_it(tmp_path: Path) -> None:
+    blocks = [try_it_blocks()[0], *shell_blocks("### A workflow that forks", "## ")]
+    outputs = run_blocks(blocks, tmp_path / "serve.log")
+    ended = outputs[-1]
+    assert re.search(r'"status":\s*"succeeded"', ended), ended
+    assert '"approved": true' in ended.replace('":true', '": true') and '"approvals"' in ended
