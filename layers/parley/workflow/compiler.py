@@ -110,20 +110,20 @@ says, with their roles):
   are the runtime's to cancel.
 - ``timeout``: on a Task (``call``, ``listen``, ``emit``), its ``TimeoutSeconds`` and a first Catch of
   ``States.Timeout`` raising the ``timeout`` error (408, at the task): outside any ``try`` the Catch
-  keeps it in ``$uncaught``, inside one ``R#timeout`` (a Fail) raises it; a call first goes to the Task
-  ``R#deadline`` (``{"action": "deadline", "run", "task", "attempt"}``: the entry cancels the called run
-  with the kind ``deadline``), which outside any ``try`` keeps the error and goes to the end. A ``wait``
-  no shorter than its timeout waits the timeout, then ``R#timeout`` raises it. A ``do``, ``for``,
-  ``fork`` or ``try`` with a ``timeout``, or a ``wait`` whose duration or timeout is an expression,
-  races its clock in the Parallel ``R#timed``: its first branch (a scope of its own) holds the task,
-  which ends failing with ``Parley.Won`` and ``{"data", "context"?}`` as JSON (``R#in-time``); its
-  second waits the timeout (``R#clock``) and fails with ``Parley.Late`` (``R#late``). A Parallel stops
-  its other branch when one fails: the Catch takes the task's output (and its exports) on, or goes to
-  ``R#deadline`` (its ``task`` the timed task's reference: the entry cancels the runs that the calls
-  inside it wait for) and the ``timeout`` error.
-  In time, the race costs three transitions (the Parallel, the clock's Wait, ``R#in-time``). The document's
-  ``timeout`` is the machine's ``TimeoutSeconds``: the execution times out without its end, and the
-  runtime ends the run from that (the entry's ``ended`` action).
+  keeps it in ``$uncaught``, inside one ``R#timeout`` (a Fail) raises it; a call or a listen first goes
+  to the Task ``R#deadline`` (``{"action": "deadline", "run", "task", "attempt"}``: the entry cancels
+  the called run with the kind ``deadline``, or forgets the listen), which outside any ``try`` keeps
+  the error and goes to the end. A ``wait`` no shorter than its timeout waits the timeout, then
+  ``R#timeout`` raises it. A ``do``, ``for``, ``fork`` or ``try`` with a ``timeout``, or a ``wait``
+  whose duration or timeout is an expression, races its clock in the Parallel ``R#timed``: its first
+  branch (a scope of its own) holds the task, which ends failing with ``Parley.Won`` and ``{"data",
+  "context"?}`` as JSON (``R#in-time``); its second waits the timeout (``R#clock``) and fails with
+  ``Parley.Late`` (``R#late``). A Parallel stops its other branch when one fails: the Catch takes the
+  task's output (and its exports) on, or goes to ``R#deadline`` (its ``task`` the timed task's
+  reference: the entry cancels the runs the calls inside it wait for, and forgets its listens) and the
+  ``timeout`` error. In time, the race costs three transitions (the Parallel, the clock's Wait,
+  ``R#in-time``). The document's ``timeout`` is the machine's ``TimeoutSeconds``: the execution times
+  out without its end, and the runtime ends the run from that (the entry's ``ended`` action).
 
 Where a task ends without a state of its own, the states that go on past it complete it
 (:attr:`~parley.workflow.states.TaskState.completes`, a Parallel's through its branch's last states, or
@@ -1616,7 +1616,7 @@ class _Compiler:
         }
         if at.site.scope == 0:
             state["Catch"] = [self.end_catcher(at.reference)]
-        self.timed(at, state, deadline=False)
+        self.timed(at, state, deadline=resource == engine.WAIT_FOR_TOKEN_RESOURCE)
         self.produce(at, state, shaped, place, roles)
 
     def listen_task(self, at: _TaskAt) -> None:

@@ -8,7 +8,8 @@ error's type and status (and instance where the case is about it). A case with c
 gives, for each call or listen task's reference, what a fake entry answers its successive calls with
 (:class:`Answer`: the called run's output or the events listened for, the error it ended with, or no
 answer at all; the last answer repeats). ``emits`` are the events the emit tasks sent the entry,
-``deadlines`` the calls whose timeout passed (the entry's ``deadline`` action).
+``deadlines`` the calls, listens and tasks of several states whose timeout passed (the entry's
+``deadline`` action).
 ``waits`` is what the retries' Wait states wait, in order (seconds), where the case is about it
 (``None``: not checked); ``attempts`` the calls made, in order, as ``(task, attempt)`` (``None``: not
 checked; a call that a ``then`` can run again has the time its state was entered in its attempt, so
@@ -1400,6 +1401,7 @@ CASES: Final[tuple[Case, ...]] = (
         {},
         Rejected(spec_type("timeout"), 408, "/do/0/decision"),
         answers={"/do/0/decision": (Answer(never=True),)},
+        deadlines=(("/do/0/decision", "0"),),
     ),
     Case(
         "listen: a try takes its timeout",
@@ -1418,6 +1420,7 @@ CASES: Final[tuple[Case, ...]] = (
         {},
         Succeeded({"late": "/do/0/waiting/try/0/decision"}),
         answers={"/do/0/waiting/try/0/decision": (Answer(never=True),)},
+        deadlines=(("/do/0/waiting/try/0/decision", "0"),),
     ),
     # -- a call's timeout ------------------------------------------------------------------------------
     Case(
@@ -1811,6 +1814,7 @@ CASES: Final[tuple[Case, ...]] = (
         {},
         Rejected(spec_type("timeout"), 408, "/do/0/decision"),
         answers={"/do/0/decision": (Answer(never=True),)},
+        deadlines=(("/do/0/decision", "0"),),
     ),
     Case(
         "fork compete: a branch's then end ends the run with its data",
