@@ -1835,6 +1835,52 @@ CASES: Final[tuple[Case, ...]] = (
         Succeeded({"ended": True, "marked": True}),
         answers={"/do/0/race/fork/branches/0/waiting": (Answer(never=True),)},
     ),
+    Case(
+        "for inside a for: a call's attempt has both positions",
+        _doc(
+            "do:\n"
+            "  - outer:\n"
+            "      for: { in: '${ $data }', each: a }\n"
+            "      do:\n"
+            "        - inner:\n"
+            "            for: { in: '${ [1, 2] }', each: b }\n"
+            "            do:\n"
+            "              - ask:\n"
+            "                  call: run_definition\n"
+            "                  with:\n"
+            "                    type: interaction\n"
+            "                    name: ask\n"
+            "                    input: { a: '${ $a }', b: '${ $b }' }\n"
+        ),
+        ["x", "y"],
+        Succeeded("done"),
+        answers={"/do/0/outer/do/0/inner/do/0/ask": (Answer(output="done"),)},
+        attempts=tuple(
+            ("/do/0/outer/do/0/inner/do/0/ask", attempt) for attempt in ("0.0", "0.1", "1.0", "1.1")
+        ),
+    ),
+    Case(
+        "timeouts together: a listen in a timed try that exports, then a raced wait",
+        _doc(
+            "timeout: { after: P1D }\n"
+            "do:\n"
+            "  - t:\n"
+            "      try:\n"
+            "        - l:\n"
+            "            listen: { to: { all: [ { with: { type: a } }, { with: { type: b } } ] } }\n"
+            "            timeout: { after: PT5M }\n"
+            "            export: { as: '${ {\"l\": $output} }' }\n"
+            "      catch: { do: [ { z: { set: '${ $context }' } } ] }\n"
+            "      timeout: { after: PT10M }\n"
+            "      export: { as: '${ $merge([$context, {\"t\": true}]) }' }\n"
+            "  - w: { wait: '${ \"PT1M\" }', timeout: { after: PT30S }, if: '${ $context.t }' }\n"
+        ),
+        {},
+        Rejected(spec_type("timeout"), 408, "/do/1/w"),
+        answers={"/do/0/t/try/0/l": (Answer(output=[1, 2]),)},
+        deadlines=(("/do/1/w", "0"),),
+        real_waits=True,
+    ),
 )
 
 
