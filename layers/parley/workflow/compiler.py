@@ -8,10 +8,10 @@ again. It compiles every task of the page (``call: run_definition``, ``set``, ``
 ``try``/``catch`` with ``retry``, ``raise``, ``for``, ``fork`` with ``compete``, ``wait``, ``listen``,
 ``emit``), and on every task ``if``, ``input.from``, ``output.as``, ``export.as``, ``then`` and
 ``timeout`` (on ``set``, ``switch`` and ``raise``, which take no time, it changes nothing); the
-document's ``input.from``, ``output.as`` and ``timeout``. Not compiled yet: the document's
-``timeout`` written as an expression; the document's ``schedule`` (the runtime's, not the
-machine's). :func:`not_yet_compiled` lists what such a document uses, and :func:`compile_workflow`
-raises :class:`NotCompiled`.
+document's ``input.from``, ``output.as`` and ``timeout`` (its ``schedule`` is the runtime's: nothing
+in the machine). Not compiled yet: the document's ``timeout`` written as an expression (a machine's
+``TimeoutSeconds`` is a number). :func:`not_yet_compiled` lists what such a document uses, and
+:func:`compile_workflow` raises :class:`NotCompiled`.
 
 **What a run costs.** Step Functions bills each state a run enters, so the machine has no state that
 does no work: a state that would only hand its input on is left out wherever the state before it can
