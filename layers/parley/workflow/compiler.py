@@ -213,6 +213,8 @@ LATER_TASKS: Final[tuple[str, ...]] = ()
 END_ERROR: Final = "Parley.End"
 #: The error a competing fork's branch fails with when it succeeds first, its output as the cause.
 WON_ERROR: Final = "Parley.Won"
+#: Step Functions' longest error cause, in characters: the most data a branch hands out by failing.
+MAX_CAUSE: Final = 32_768
 #: The error the clock of a task's ``timeout`` fails with when it passes first.
 LATE_ERROR: Final = "Parley.Late"
 #: What a task is, by the key that makes it (``for`` and ``fork`` first: a ``for`` has a ``do`` too).
@@ -1487,7 +1489,7 @@ class _Compiler:
             {
                 "Type": "Fail",
                 "Error": WON_ERROR,
-                "Cause": template(f'$string({{"data": $states.input{kept_context}}})'),
+                "Cause": _carried(f'{{"data": $states.input{kept_context}}}'),
             },
             reference,
             "part",
@@ -1496,7 +1498,7 @@ class _Compiler:
             self.add(
                 inner_branch,
                 ending,
-                {"Type": "Fail", "Error": END_ERROR, "Cause": template('$string({"data": $states.input})')},
+                {"Type": "Fail", "Error": END_ERROR, "Cause": _carried('{"data": $states.input}')},
                 reference,
                 "part",
             )
@@ -1788,7 +1790,7 @@ class _Compiler:
                     {
                         "Type": "Fail",
                         "Error": END_ERROR,
-                        "Cause": template('$string({"data": $states.input})'),
+                        "Cause": _carried('{"data": $states.input}'),
                     },
                     branch_reference,
                     "part",
@@ -1872,7 +1874,7 @@ class _Compiler:
         won_state = {
             "Type": "Fail",
             "Error": WON_ERROR,
-            "Cause": template('$string({"data": $states.input})'),
+            "Cause": _carried('{"data": $states.input}'),
         }
         if self.lone_call(task):
             # One Task: its own Catch loses, its Next wins (no race of its own).
@@ -1907,7 +1909,7 @@ class _Compiler:
             self.add(
                 inner_branch,
                 ending,
-                {"Type": "Fail", "Error": END_ERROR, "Cause": template('$string({"data": $states.input})')},
+                {"Type": "Fail", "Error": END_ERROR, "Cause": _carried('{"data": $states.input}')},
                 reference,
                 "part",
             )
@@ -1956,6 +1958,17 @@ class _Compiler:
         if task_kind(task) != "call" or "if" in task or "timeout" in task or task.get("then") == "end":
             return False
         return _shaping(task, "export", "as") is None or not _reads(_shaping(task, "output", "as"), "context")
+
+
+def _carried(value: str) -> str:
+    """The ``Cause`` of a Fail carrying data out of a Parallel's branch (a fork's winner, a branch's
+    ``then: end``, a timed task in time): ``value`` (JSONata text) as JSON, at most
+    :data:`MAX_CAUSE` characters (Step Functions' longest cause; longer, it fails as an expression)."""
+    return template(
+        f"($c := $string({value}); $length($c) <= {MAX_CAUSE} ? $c : "
+        f"$error(\"The data handed out of a fork's branch or a timed task is {MAX_CAUSE:,} characters as "
+        "JSON at most (it travels as an error's cause): \" & $string($length($c))))"
+    )
 
 
 def _attempt_text(site: _Site) -> str:

@@ -1881,6 +1881,19 @@ CASES: Final[tuple[Case, ...]] = (
         deadlines=(("/do/1/w", "0"),),
         real_waits=True,
     ),
+    Case(
+        "fork compete: a winner's output past an error's longest cause raises expression",
+        _doc(
+            "do:\n"
+            "  - race:\n"
+            "      fork:\n"
+            "        compete: true\n"
+            "        branches:\n"
+            '          - big: { set: { text: \'${ $pad("", 40000, "x") }\' } }\n'
+        ),
+        {},
+        Rejected(spec_type("expression"), 400),
+    ),
 )
 
 
