@@ -346,11 +346,6 @@ TWICE_LATER = TWICE.replace("name: wait-twice", "name: wait-twice-later").replac
 )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a listen's timeout is not told to the entry yet (the compiler's deadline Task is for calls "
-    "only): the listen that timed out takes the event sent before the next listen waits",
-)
 def test_an_event_sent_after_a_listens_timeout_is_kept_for_the_next(playbook: Playbook) -> None:
     playbook.save("workflow", "wait-twice-later", TWICE_LATER)
     run_id = playbook.started("wait-twice-later")

@@ -1114,7 +1114,7 @@ class _Compiler:
             elif default is None:
                 default = target
         if default is None:
-            default = at.target(None)
+            default = at.after  # no case holds: the switch task's own then
         assign = None
         if exported is not None:
             variable, export_as = exported

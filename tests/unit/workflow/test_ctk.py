@@ -56,11 +56,6 @@ NOT_PASSING: Final[
         " emitted CloudEvent as the task's output",
         (NotCompiled, AssertionError),
     ),
-    ("switch", "Switch task with implicit default case"): (
-        "when no case matches and there is no default, the compiled switch goes on to the next task"
-        " instead of following the switch's own `then`",
-        AssertionError,
-    ),
 }
 
 
