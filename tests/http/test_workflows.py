@@ -516,3 +516,56 @@ def test_a_workflow_calls_a_reasoning_function(tmp_path: Path) -> None:
                 time.sleep(0.05)
                 run = playbook.run_of(run["run_id"])
             assert (run["status"], run.get("output")) == ("succeeded", {"reviewed": True}), run
+
+
+#: Asks two people; the first answer wins.
+COMPETE = """\
+document: { dsl: '1.0.3', namespace: t, name: first-answer, version: '1.0.0' }
+do:
+  - race:
+      fork:
+        compete: true
+        branches:
+          - maria:
+              call: run_definition
+              with: { type: interaction, name: approve-campaign-brief, input: { owner: maria, review: r } }
+          - omar:
+              call: run_definition
+              with: { type: interaction, name: approve-campaign-brief, input: { owner: omar, review: r } }
+"""
+#: A do timed as a whole, around a call.
+TIMED_DO = """\
+document: { dsl: '1.0.3', namespace: t, name: timed-do, version: '1.0.0' }
+do:
+  - asking:
+      timeout: { after: PT1H }
+      do:
+        - ask:
+            call: run_definition
+            with: { type: interaction, name: approve-campaign-brief, input: { owner: maria, review: r } }
+"""
+
+
+def test_a_competing_fork_takes_the_first_answer_and_cancels_the_other_call(playbook: Playbook) -> None:
+    playbook.save("workflow", "first-answer", COMPETE)
+    run_id = playbook.started("first-answer", {})
+    asked = {item["to"]: item["run_id"] for item in playbook.open_requests()}
+    assert set(asked) == {"maria", "omar"}
+    playbook.post(f"/runs/{asked['omar']}/answer", {"answer": {"verdict": "revise", "note": "No"}})
+    done = playbook.run_of(run_id)
+    assert (done["status"], done.get("output")) == ("succeeded", {"verdict": "revise", "note": "No"}), done
+    other = playbook.run_of(asked["maria"])
+    assert (other["rejection"]["reason"], other["rejection"]["kind"]) == ("cancelled", "parent_ended")
+    assert playbook.open_requests() == []
+
+
+def test_a_do_past_its_timeout_raises_timeout_and_cancels_its_call_as_deadline(playbook: Playbook) -> None:
+    playbook.save("workflow", "timed-do", TIMED_DO)
+    run_id = playbook.started("timed-do", {})
+    (asked,) = playbook.open_requests()
+    playbook.advance(3601)
+    done = playbook.run_of(run_id)
+    assert (done["status"], done["rejection"]["reason"]) == ("rejected", "unavailable"), done
+    assert "(at /do/0/asking)" in done["rejection"]["detail"]
+    called = playbook.run_of(asked["run_id"])
+    assert (called["rejection"]["reason"], called["rejection"]["kind"]) == ("cancelled", "deadline")

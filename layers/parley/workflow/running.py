@@ -380,10 +380,25 @@ class Workflows:
         if run is None or run.status != "started":
             return "unchanged"
         if "error" in payload:
-            return self._end(playbook, run, None, rejection_of(WorkflowError.from_json(payload["error"])))
-        output = payload.get("output")
-        problem = self._output_problem(playbook, run, output)
-        return self._end(playbook, run, output, problem)
+            ending = self._end(playbook, run, None, rejection_of(WorkflowError.from_json(payload["error"])))
+        else:
+            output = payload.get("output")
+            ending = self._end(playbook, run, output, self._output_problem(playbook, run, output))
+        if self._forks(playbook, run):
+            # A fork's branches that Step Functions stopped (a competing branch won, another failed, one
+            # ended the run) told nothing: the runs they waited for are cancelled now.
+            self._cancel_called(playbook, run, PARENT_ENDED)
+        return ending
+
+    def _forks(self, playbook: PlaybookRef, run: Run) -> bool:
+        """Whether the run's version has a ``fork`` (whose stopped branches may leave called runs)."""
+        version = self.runs.runtime.definitions.get_version(
+            playbook, "workflow", run.name, run.definition_version
+        )
+        if version is None:
+            return False
+        document = self._document(playbook, run.name, run.definition_version, version.source)
+        return _has_key(document.data, "fork")
 
     def ended(self, payload: Mapping[str, Any]) -> str:
         """The execution ended without its end task: Step Functions failed it (a payload past 256 KiB,
@@ -408,12 +423,20 @@ class Workflows:
         return ending
 
     def deadline(self, payload: Mapping[str, Any]) -> str:
-        """A task's ``timeout`` passed while its call waited: cancel the called run (kind ``deadline``)
-        if it is still started. What happened: ``cancelled`` or ``unchanged``."""
+        """A task's ``timeout`` passed: cancel (kind ``deadline``) the run it called, or — a ``do``,
+        ``for``, ``fork`` or ``try`` timed as a whole — every run a task within it called, that is still
+        started. What happened: ``cancelled`` or ``unchanged``."""
         key = RunKey.from_json(payload["run"])
         playbook = PlaybookRef(key.org, key.playbook)
-        child_id = called_run_id(key.run_id, str(payload["task"]), str(payload.get("attempt", "0")))
-        return self._cancel(playbook, key.run_id, child_id, DEADLINE)
+        task = str(payload["task"])
+        child_id = called_run_id(key.run_id, task, str(payload.get("attempt", "0")))
+        outcome = self._cancel(playbook, key.run_id, child_id, DEADLINE)
+        for called, called_task in self._called_runs(playbook, key.run_id):
+            if called_task.startswith(task + "/") and self._cancel(
+                playbook, key.run_id, called, DEADLINE
+            ) == ("cancelled"):
+                outcome = "cancelled"
+        return outcome
 
     def _output_problem(self, playbook: PlaybookRef, run: Run, output: Any) -> Problem | None:
         if _size(output) > MAX_PAYLOAD_BYTES:
@@ -512,7 +535,7 @@ class Workflows:
 
     def _cancel_called(self, playbook: PlaybookRef, run: Run, kind: str) -> None:
         """Cancel every run the workflow run waits for, with ``kind``."""
-        for child_id in self._called_runs(playbook, run.run_id):
+        for child_id, _task in self._called_runs(playbook, run.run_id):
             self._cancel(playbook, run.run_id, child_id, kind)
 
     def _cancel(self, playbook: PlaybookRef, run_id: str, child_id: str, kind: str) -> str:
@@ -532,8 +555,9 @@ class Workflows:
             return "unchanged"  # it ended meanwhile
         return "cancelled"
 
-    def _called_runs(self, playbook: PlaybookRef, run_id: str) -> list[str]:
-        found: list[str] = []
+    def _called_runs(self, playbook: PlaybookRef, run_id: str) -> list[tuple[str, str]]:
+        """Each run the workflow run called, with the task that called it (its ``call_started``)."""
+        found: list[tuple[str, str]] = []
         cursor: str | None = None
         while True:
             page = self.runs.list_playbook_events(
@@ -544,7 +568,9 @@ class Workflows:
                 limit=MAX_LIMIT,
                 cursor=cursor,
             )
-            found.extend(str(item["data"]["run_id"]) for item in page.items)
+            found.extend(
+                (str(item["data"]["run_id"]), str(item["data"].get("task", ""))) for item in page.items
+            )
             cursor = page.next_cursor
             if cursor is None:
                 return found
@@ -569,6 +595,14 @@ def execution_error(ended: Mapping[str, Any]) -> WorkflowError:
     if ended.get("status") == "TIMED_OUT" or error == engine.TIMEOUT_ERROR:
         return WorkflowError(spec_type("timeout"), 408, title="The run passed its longest duration")
     return runtime_error(f"Step Functions ended its execution: {error}{': ' + cause if cause else ''}"[:2000])
+
+
+def _has_key(value: Any, key: str) -> bool:
+    if isinstance(value, dict):
+        return key in value or any(_has_key(inner, key) for inner in value.values())
+    if isinstance(value, list):
+        return any(_has_key(inner, key) for inner in value)
+    return False
 
 
 def _check_payload(value: Any, pointer: str, what: str) -> None:
