@@ -116,7 +116,8 @@ def test_a_bad_open_requests_variable_is_named(value: str) -> None:
         ),
         (
             "limits: {open_requests: 3}",
-            "operator.yaml: limits: unknown key 'open_requests' (allowed: interaction_open_requests, workflow_max_duration)",
+            "operator.yaml: limits: unknown key 'open_requests' "
+            "(allowed: interaction_open_requests, workflow_max_duration)",
         ),
         (
             "tool_servers: [{name: c, url: 'http://x', orgs: [a], header: {}}]",
