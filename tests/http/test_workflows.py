@@ -547,16 +547,19 @@ do:
 
 
 def test_a_competing_fork_takes_the_first_answer_and_cancels_the_other_call(playbook: Playbook) -> None:
-    playbook.save("workflow", "first-answer", COMPETE)
+    # The run goes on after the fork (a day's wait): the losing branch's request leaves the inbox at once.
+    playbook.save("workflow", "first-answer", COMPETE + "  - later: { wait: P1D }\n")
     run_id = playbook.started("first-answer", {})
     asked = {item["to"]: item["run_id"] for item in playbook.open_requests()}
     assert set(asked) == {"maria", "omar"}
     playbook.post(f"/runs/{asked['omar']}/answer", {"answer": {"verdict": "revise", "note": "No"}})
-    done = playbook.run_of(run_id)
-    assert (done["status"], done.get("output")) == ("succeeded", {"verdict": "revise", "note": "No"}), done
+    assert playbook.run_of(run_id)["status"] == "started"  # waiting its day
     other = playbook.run_of(asked["maria"])
     assert (other["rejection"]["reason"], other["rejection"]["kind"]) == ("cancelled", "parent_ended")
     assert playbook.open_requests() == []
+    playbook.advance(86400)
+    done = playbook.run_of(run_id)
+    assert (done["status"], done.get("output")) == ("succeeded", {"verdict": "revise", "note": "No"}), done
 
 
 def test_a_do_past_its_timeout_raises_timeout_and_cancels_its_call_as_deadline(playbook: Playbook) -> None:

@@ -25,7 +25,13 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.workflow.engine import CALL_ACTION, DEADLINE_ACTION, END_ACTION, ENDED_ACTION
+from parley.workflow.engine import (
+    CALL_ACTION,
+    DEADLINE_ACTION,
+    END_ACTION,
+    ENDED_ACTION,
+    STOPPED_ACTION,
+)
 
 #: EventBridge's event for a Step Functions execution that changed status (the stack's rule sends the
 #: stage's workflow machines' FAILED and TIMED_OUT executions here).
@@ -56,6 +62,8 @@ def build_workflow_handler(runtime: Runtime) -> FunctionHandler:
             outcome = workflows.ended(event)
             listening.ended(event)
             return {"outcome": outcome}
+        if action == STOPPED_ACTION:
+            return {"outcome": workflows.stopped(event)}
         if action == DEADLINE_ACTION:
             listening.lapsed(event)
             return {"outcome": workflows.deadline(event)}

@@ -1600,6 +1600,25 @@ class _Compiler:
             self.add(at.branch, name, told, at.reference, "part")
             self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
 
+    @staticmethod
+    def stopped_state(reference: str, done: str) -> dict[str, Any]:
+        """The Task ``R#stopped`` after a competing fork was won: the entry cancels the runs the stopped
+        branches waited for. It hands the winner's output on, and a failure of it stops nothing more."""
+        return {
+            "Type": "Task",
+            "Resource": engine.INVOKE_RESOURCE,
+            "Arguments": {
+                "FunctionName": engine.ENTRY_FUNCTION,
+                "Payload": {"action": engine.STOPPED_ACTION, "run": template("$run"), "task": reference},
+            },
+            "Retry": [
+                {"ErrorEquals": list(LAMBDA_ERRORS), "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 2}
+            ],
+            "Output": template("$states.input"),
+            "Catch": [{"ErrorEquals": [_ALL], "Output": template("$states.input"), "Next": done}],
+            "Next": done,
+        }
+
     def entry_task(
         self, at: _TaskAt, resource: str, payload: dict[str, Any], output: str, roles: Sequence[Role]
     ) -> None:
@@ -1821,13 +1840,15 @@ class _Compiler:
         roles: tuple[Role, ...] = ("part",) if starts else ("entered",)
         if compete:
             done = self.done_of(at)
+            stopped = self.name(reference, "stopped")
             catchers.append(
                 {
                     "ErrorEquals": [WON_ERROR],
                     "Output": template("$parse($states.errorOutput.Cause).data"),
-                    "Next": done,
+                    "Next": stopped,
                 }
             )
+            self.add(at.branch, stopped, self.stopped_state(reference, done), reference, "part")
             if site.scope == 0:
                 catchers.append(self.end_catcher(reference))
             state["Catch"] = catchers

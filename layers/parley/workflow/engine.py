@@ -49,6 +49,11 @@ filter writes its ``type`` out. Its result is ignored: the task's output is its 
 ``{"action": "deadline", "run", "task", "attempt"}`` before the ``timeout`` error is raised: the entry
 cancels the called run (kind ``deadline``) if it is still started.
 
+**Stopped branches** (a competing ``fork`` won by one branch: Step Functions stops the others and tells
+no one): a Task on :data:`INVOKE_RESOURCE` with ``{"action": "stopped", "run", "task": <the fork's
+reference>}`` after the win: the entry cancels (kind ``parent_ended``) every run a task within the fork
+called that is still started.
+
 ``ENTRY_FUNCTION`` is a placeholder in the saved ``state_machine`` (what a caller sees); the runtime
 puts the entry function's ARN in its place when it creates the state machine.
 """
@@ -69,6 +74,7 @@ END_ACTION: Final = "end"
 LISTEN_ACTION: Final = "listen"
 EMIT_ACTION: Final = "emit"
 DEADLINE_ACTION: Final = "deadline"
+STOPPED_ACTION: Final = "stopped"
 #: Not from the machine: the execution ended without its end task (Step Functions failed it: a payload
 #: past 256 KiB, 25,000 history events, its own timeout). On AWS a rule on the execution's status change
 #: invokes the entry; locally the executor does.

@@ -431,10 +431,24 @@ class Workflows:
         task = str(payload["task"])
         child_id = called_run_id(key.run_id, task, str(payload.get("attempt", "0")))
         outcome = self._cancel(playbook, key.run_id, child_id, DEADLINE)
-        for called, called_task in self._called_runs(playbook, key.run_id):
-            if called_task.startswith(task + "/") and self._cancel(
-                playbook, key.run_id, called, DEADLINE
-            ) == ("cancelled"):
+        within = self._cancel_within(playbook, key.run_id, task, DEADLINE)
+        return "cancelled" if "cancelled" in (outcome, within) else "unchanged"
+
+    def stopped(self, payload: Mapping[str, Any]) -> str:
+        """A competing fork was won: the runs its stopped branches waited for are cancelled (kind
+        ``parent_ended``). What happened: ``cancelled`` or ``unchanged``."""
+        key = RunKey.from_json(payload["run"])
+        playbook = PlaybookRef(key.org, key.playbook)
+        return self._cancel_within(playbook, key.run_id, str(payload["task"]), PARENT_ENDED)
+
+    def _cancel_within(self, playbook: PlaybookRef, run_id: str, task: str, kind: str) -> str:
+        """Cancel, with ``kind``, every run a task within ``task`` called that is still started."""
+        outcome = "unchanged"
+        for called, called_task in self._called_runs(playbook, run_id):
+            if (
+                called_task.startswith(task + "/")
+                and self._cancel(playbook, run_id, called, kind) == "cancelled"
+            ):
                 outcome = "cancelled"
         return outcome
 

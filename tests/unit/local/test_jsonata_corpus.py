@@ -119,6 +119,8 @@ def run_on_interpreter(case: Case) -> Run:
         assert function == ENTRY
         if payload["action"] == engine.END_ACTION:
             return entry.end(payload)
+        if payload["action"] == engine.STOPPED_ACTION:  # a competing fork won: nothing waits here
+            return {}
         if payload["action"] in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
             return entry.tell(payload)
         answer = entry.answer(payload)
@@ -195,6 +197,8 @@ def test_the_executor_runs_the_corpus_on_the_manual_clock(index: int) -> None:
         if event["action"] == engine.ENDED_ACTION:  # the execution failed without its end
             entry.ended.append(event)
             return {"outcome": "unchanged"}
+        if event["action"] == engine.STOPPED_ACTION:  # a competing fork won: nothing waits here
+            return {}
         if event["action"] in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
             return entry.tell(event)
         answer = entry.answer(event)

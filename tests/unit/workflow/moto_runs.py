@@ -208,6 +208,8 @@ class _FakeEntry:
             with self.recorder.lock:
                 self.recorder.ends.append(event)
             return {}
+        if event.get("action") == engine.STOPPED_ACTION:  # a competing fork won: nothing waits here
+            return {}
         if event.get("action") in (engine.EMIT_ACTION, engine.DEADLINE_ACTION):
             with self.recorder.lock:
                 self.recorder.told.append(event)
