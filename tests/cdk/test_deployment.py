@@ -541,8 +541,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
     content = {"s3:GetObject", "s3:PutObject"}
     # An asynchronous invocation's on-failure destination: the function sends to its failure queue.
     failures = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
-    # Workflows (``test_workflows``): make and run their state machines, passing their role (api, and the
-    # workflow function for a workflow a workflow calls); answer a workflow's call (wherever a called
+    # Workflows (``test_workflows``): make and run their state machines, passing their role (api, the
+    # timer for a schedule's run, and the workflow function for a workflow a workflow calls); answer a
+    # workflow's call (wherever a called
     # run's ending is written: every function with a runtime but wait).
     run_workflows = {
         "states:CreateStateMachine",
@@ -575,7 +576,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | {"lambda:InvokeFunction", "secretsmanager:GetSecretValue"}
         | content
         | failures
-        | {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"},
+        | {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"}
+        # a workflow's schedule starts its runs
+        | run_workflows,
         # No model is named in dev: no Bedrock action at all (``test_reasoning`` names some).
         # A reasoning run that asks a person starts its execution and schedules its request's expiry.
         "reason": runtime
