@@ -63,6 +63,22 @@ class PlaybookClient:
         now: str = moved.json()["now"]
         return now
 
+    def run_of(self, run_id: str) -> dict[str, Any]:
+        reply = self.get(f"/runs/{run_id}")
+        assert reply.status_code == 200, reply.text
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def history(self, run_id: str) -> list[dict[str, Any]]:
+        reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
+        assert reply.status_code == 200, reply.text
+        events: list[dict[str, Any]] = reply.json()["events"]
+        return events
+
+    def open_requests(self) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.get("/interactions").json()["interactions"]
+        return items
+
 
 @dataclass
 class Served:

@@ -103,18 +103,6 @@ class Playbook(PlaybookClient):
     def send(self, run_id: str, event: Any, headers: dict[str, str] | None = None) -> httpx.Response:
         return self.post(f"/runs/{run_id}/events", event, headers)
 
-    def run_of(self, run_id: str) -> dict[str, Any]:
-        reply = self.get(f"/runs/{run_id}")
-        assert reply.status_code == 200, reply.text
-        body: dict[str, Any] = reply.json()
-        return body
-
-    def history(self, run_id: str) -> list[dict[str, Any]]:
-        reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
-        assert reply.status_code == 200, reply.text
-        events: list[dict[str, Any]] = reply.json()["events"]
-        return events
-
     def mcp(self, tool: str, arguments: dict[str, Any], token: str = "dev-token") -> dict[str, Any]:
         """One ``tools/call`` through the front door (its result)."""
         org, playbook = self.base.split("/")[3], self.base.split("/")[5]

@@ -92,21 +92,11 @@ class Playbook(PlaybookClient):
         runs: list[dict[str, Any]] = reply.json()["runs"]
         return list(reversed(runs))
 
-    def run_of(self, run_id: str) -> dict[str, Any]:
-        reply = self.get(f"/runs/{run_id}")
-        assert reply.status_code == 200, reply.text
-        body: dict[str, Any] = reply.json()
-        return body
-
     def events_of(self, event_type: str) -> list[dict[str, Any]]:
         reply = self.get("/events", {"type": event_type, "order": "asc", "limit": "100"})
         assert reply.status_code == 200, reply.text
         events: list[dict[str, Any]] = reply.json()["events"]
         return events
-
-    def open_requests(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.get("/interactions").json()["interactions"]
-        return items
 
 
 @pytest.fixture(scope="module")

@@ -123,28 +123,12 @@ class Playbook(PlaybookClient):
         run_id: str = reply.json()["run_id"]
         return run_id
 
-    def run_of(self, run_id: str) -> dict[str, Any]:
-        reply = self.get(f"/runs/{run_id}")
-        assert reply.status_code == 200, reply.text
-        body: dict[str, Any] = reply.json()
-        return body
-
-    def open_requests(self) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = self.get("/interactions").json()["interactions"]
-        return items
-
     def child_of(self, run_id: str) -> dict[str, Any]:
         """The one run the workflow waits for, found through its open request."""
         children = [self.run_of(item["run_id"]) for item in self.open_requests()]
         mine = [child for child in children if child.get("parent", {}).get("run_id") == run_id]
         assert len(mine) == 1, children
         return mine[0]
-
-    def history(self, run_id: str) -> list[dict[str, Any]]:
-        reply = self.get(f"/runs/{run_id}/history", {"limit": "100"})
-        assert reply.status_code == 200, reply.text
-        events: list[dict[str, Any]] = reply.json()["events"]
-        return events
 
 
 @pytest.fixture(scope="module")
