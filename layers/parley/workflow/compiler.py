@@ -1494,26 +1494,9 @@ class _Compiler:
             reference,
             "part",
         )
-        if ends:
-            self.add(
-                inner_branch,
-                ending,
-                {"Type": "Fail", "Error": END_ERROR, "Cause": _carried('{"data": $states.input}')},
-                reference,
-                "part",
-            )
-        if context_var:
-            begin = self.name(reference, "timed-begin")
-            self.add(
-                inner_branch,
-                begin,
-                {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
-                reference,
-                "part",
-            )
-            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
-            first = begin
-        self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        inner_branch, first = self.opened_branch(
+            inner_branch, reference, first, ending if ends else None, context_var, site.context, "timed-begin"
+        )
         clock_branch: _Branch = {}
         self.add(
             clock_branch,
@@ -1599,6 +1582,41 @@ class _Compiler:
             told["Next"] = raise_name
             self.add(at.branch, name, told, at.reference, "part")
             self.add(at.branch, raise_name, self.raise_error(error, at.site), at.reference, "failed")
+
+    def opened_branch(
+        self,
+        inner_branch: _Branch,
+        reference: str,
+        first: str,
+        ending: str | None,
+        context_var: str | None,
+        context: str,
+        begin_part: str,
+    ) -> tuple[_Branch, str]:
+        """A branch holding a task of its own (a timed task's, a fork's) made whole: the Fail ``ending``
+        that carries a ``then: end`` out of it, its own ``$context`` started first (``begin_part``), and
+        closed; the branch and its first state."""
+        if ending is not None:
+            self.add(
+                inner_branch,
+                ending,
+                {"Type": "Fail", "Error": END_ERROR, "Cause": _carried('{"data": $states.input}')},
+                reference,
+                "part",
+            )
+        if context_var:
+            begin = self.name(reference, begin_part)
+            self.add(
+                inner_branch,
+                begin,
+                {"Type": "Pass", "Assign": {context_var: template(context)}, "Next": first},
+                reference,
+                "part",
+            )
+            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
+            first = begin
+        self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        return inner_branch, first
 
     @staticmethod
     def stopped_state(reference: str, done: str) -> dict[str, Any]:
@@ -1926,26 +1944,9 @@ class _Compiler:
             )
         )
         first = self.first_state(reference, task)
-        if ends:
-            self.add(
-                inner_branch,
-                ending,
-                {"Type": "Fail", "Error": END_ERROR, "Cause": _carried('{"data": $states.input}')},
-                reference,
-                "part",
-            )
-        if context_var:
-            begin = self.name(reference, "begin")
-            self.add(
-                inner_branch,
-                begin,
-                {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
-                reference,
-                "part",
-            )
-            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
-            first = begin
-        self.close_branch(inner_branch, self.name(reference, "out"), reference)
+        inner_branch, first = self.opened_branch(
+            inner_branch, reference, first, ending if ends else None, context_var, site.context, "begin"
+        )
         catchers: list[dict[str, Any]] = []
         if ends:
             # The run ends: the branch goes on failing with the same cause, to the fork's Catch.
