@@ -556,3 +556,41 @@ def test_a_do_past_its_timeout_raises_timeout_and_cancels_its_call_as_deadline(p
     assert "(at /do/0/asking)" in done["rejection"]["detail"]
     called = playbook.run_of(asked["run_id"])
     assert (called["rejection"]["reason"], called["rejection"]["kind"]) == ("cancelled", "deadline")
+
+
+#: Asks each owner in turn, each iteration taking the one before's output, until one revises.
+FOR_EACH = """\
+document: { dsl: '1.0.3', namespace: t, name: each-owner, version: '1.0.0' }
+do:
+  - ask-each:
+      for: { in: '${ $data.owners }', each: owner, at: position }
+      while: '${ $not($data.revised) }'
+      input: { from: '${ { "owners": $data.owners, "verdicts": [], "revised": false } }' }
+      do:
+        - ask:
+            call: run_definition
+            with:
+              type: interaction
+              name: approve-campaign-brief
+              input: { owner: '${ $owner }', review: r }
+            output:
+              as: >-
+                ${ { "owners": $input.owners,
+                "verdicts": $append($input.verdicts, [$position & ":" & $data.verdict]),
+                "revised": $data.verdict = "revise" } }
+"""
+
+
+def test_a_for_asks_each_in_turn_until_its_while_fails(playbook: Playbook) -> None:
+    playbook.save("workflow", "each-owner", FOR_EACH)
+    run_id = playbook.started("each-owner", {"owners": ["ana", "ben", "cy"]})
+    for owner, verdict in (("ana", "approve"), ("ben", "revise")):
+        (asked,) = playbook.open_requests()
+        assert asked["to"] == owner
+        playbook.post(f"/runs/{asked['run_id']}/answer", {"answer": {"verdict": verdict}})
+    done = playbook.run_of(run_id)
+    assert (done["status"], done.get("output")) == (
+        "succeeded",
+        {"owners": ["ana", "ben", "cy"], "verdicts": ["0:approve", "1:revise"], "revised": True},
+    ), done
+    assert playbook.open_requests() == []
