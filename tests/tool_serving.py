@@ -39,6 +39,14 @@ def writer_and_viewer(playbooks: list[str], *extra: str) -> str:
     return "\n".join([*lines, *extra, ""])
 
 
+def problem(reply: httpx.Response, status: int, reason: str) -> dict[str, Any]:
+    """The problem document of ``reply``, which must have ``status`` and ``reason``."""
+    assert reply.status_code == status, reply.text
+    body: dict[str, Any] = reply.json()
+    assert body["reason"] == reason, body
+    return body
+
+
 @dataclass
 class PlaybookClient:
     """A client of one playbook of a ``parley serve`` (``writer_and_viewer``'s tokens), with the manual

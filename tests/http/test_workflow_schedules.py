@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
+from tool_serving import PlaybookClient, serving_manually, serving_with, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
@@ -101,10 +101,7 @@ class Playbook(PlaybookClient):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-schedules")
-    config = tmp / "operator.yaml"
-    config.write_text(OPERATOR, encoding="utf-8")
-    with serving_manually(config, tmp / "serve.log") as url:
+    with serving_with(tmp_path_factory.mktemp("serve-schedules"), OPERATOR) as url:
         yield url
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import PlaybookClient, serving_manually, writer_and_viewer
+from tool_serving import PlaybookClient, problem, serving_manually, serving_with, writer_and_viewer
 
 pytestmark = pytest.mark.http
 
@@ -133,10 +133,7 @@ class Playbook(PlaybookClient):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("serve-workflows")
-    config = tmp / "operator.yaml"
-    config.write_text(OPERATOR, encoding="utf-8")
-    with serving_manually(config, tmp / "serve.log") as url:
+    with serving_with(tmp_path_factory.mktemp("serve-workflows"), OPERATOR) as url:
         yield url
 
 
@@ -150,13 +147,6 @@ def playbook(server: str, example_source: str) -> Iterator[Playbook]:
         chosen.save("interaction", APPROVE, example_source)
         chosen.save("workflow", "brief-approval", BRIEF_APPROVAL)
         yield chosen
-
-
-def problem(reply: httpx.Response, status: int, reason: str) -> dict[str, Any]:
-    assert reply.status_code == status, reply.text
-    body: dict[str, Any] = reply.json()
-    assert body["reason"] == reason, body
-    return body
 
 
 def test_the_brief_approval_asks_in_the_inbox_and_the_answer_is_its_output(playbook: Playbook) -> None:
