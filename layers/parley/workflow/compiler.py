@@ -1344,17 +1344,10 @@ class _Compiler:
             end=end_name if ends else _END,
         )
         first = self.task_list(items, f"{reference}/try", inner, out_name if envelope else _END, inner_branch)
-        if own_context:
-            begin = self.name(reference, "begin")
-            self.add(
-                inner_branch,
-                begin,
-                {"Type": "Pass", "Assign": {inner_context_var: template(site.context)}, "Next": first},
-                reference,
-                "part",
+        if inner_context_var is not None:
+            inner_branch, first = self.begun(
+                inner_branch, reference, "begin", inner_context_var, site.context, first
             )
-            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
-            first = begin
         if envelope:
             kept_context = f', "context": ${inner_context_var}' if inner_context_var else ""
             ended = ', "end": false' if ends else ""
@@ -1605,18 +1598,24 @@ class _Compiler:
                 "part",
             )
         if context_var:
-            begin = self.name(reference, begin_part)
-            self.add(
-                inner_branch,
-                begin,
-                {"Type": "Pass", "Assign": {context_var: template(context)}, "Next": first},
-                reference,
-                "part",
-            )
-            inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
-            first = begin
+            inner_branch, first = self.begun(inner_branch, reference, begin_part, context_var, context, first)
         self.close_branch(inner_branch, self.name(reference, "out"), reference)
         return inner_branch, first
+
+    def begun(
+        self, inner_branch: _Branch, reference: str, part: str, context_var: str, context: str, first: str
+    ) -> tuple[_Branch, str]:
+        """The branch started by a Pass that gives it its own ``$context`` (``context_var``, from the
+        ``context`` around it), first among its states; the branch and its new first state."""
+        begin = self.name(reference, part)
+        self.add(
+            inner_branch,
+            begin,
+            {"Type": "Pass", "Assign": {context_var: template(context)}, "Next": first},
+            reference,
+            "part",
+        )
+        return {begin: inner_branch.pop(begin), **inner_branch}, begin
 
     @staticmethod
     def stopped_state(reference: str, done: str) -> dict[str, Any]:
@@ -1818,32 +1817,16 @@ class _Compiler:
                 context_var=context_var,
                 end=ending,
             )
-            out = self.name(branch_reference, "out")
             first = self.branch_task(name, branch_reference, task, inner, inner_branch, compete)
-            if branch_ends:
-                self.add(
-                    inner_branch,
-                    ending,
-                    {
-                        "Type": "Fail",
-                        "Error": END_ERROR,
-                        "Cause": _carried('{"data": $states.input}'),
-                    },
-                    branch_reference,
-                    "part",
-                )
-            if context_var:
-                begin = self.name(branch_reference, "begin")
-                self.add(
-                    inner_branch,
-                    begin,
-                    {"Type": "Pass", "Assign": {context_var: template(site.context)}, "Next": first},
-                    branch_reference,
-                    "part",
-                )
-                inner_branch = {begin: inner_branch.pop(begin), **inner_branch}
-                first = begin
-            self.close_branch(inner_branch, out, branch_reference)
+            inner_branch, first = self.opened_branch(
+                inner_branch,
+                branch_reference,
+                first,
+                ending if branch_ends else None,
+                context_var,
+                site.context,
+                "begin",
+            )
             branches.append({"StartAt": first, "States": inner_branch})
         catchers: list[dict[str, Any]] = []
         if ends:
