@@ -101,6 +101,7 @@ class Workflows:
         self.runs = runs
         self._documents: PerVersion[WorkflowDocument] = PerVersion()
         self._machines: PerVersion[str] = PerVersion()
+        self._versions: PerVersion[WorkflowDocument | None] = PerVersion()
 
     # --- the lifecycle's interface (a workflow holds no request of its own) ------------------------
 
@@ -205,6 +206,20 @@ class Workflows:
             lambda: check_workflow_document(source),
         )
 
+    def _run_document(self, playbook: PlaybookRef, run: Run) -> WorkflowDocument | None:
+        """The document of the version a run runs (a saved version never changes: read once a process);
+        ``None`` when it is not kept."""
+
+        def read() -> WorkflowDocument | None:
+            version = self.runs.runtime.definitions.get_version(
+                playbook, "workflow", run.name, run.definition_version
+            )
+            if version is None:
+                return None
+            return self._document(playbook, run.name, run.definition_version, version.source)
+
+        return self._versions.get((playbook, run.name, run.definition_version), read)
+
     def _machine(self, playbook: PlaybookRef, name: str, version: int, document: WorkflowDocument) -> str:
         """The ARN of the machine's version this definition version runs on (made on first need)."""
         from parley.workflow.compiler import compile_workflow
@@ -230,14 +245,11 @@ class Workflows:
     def _overran(self, playbook: PlaybookRef, run: Run) -> bool:
         """Whether a run whose execution timed out passed the operator's longest duration (``overrun``)
         rather than its document's own ``timeout``."""
-        version = self.runs.runtime.definitions.get_version(
-            playbook, "workflow", run.name, run.definition_version
-        )
-        if version is None:
+        document = self._run_document(playbook, run)
+        if document is None:
             return True
         from parley.workflow.compiler import compile_workflow
 
-        document = self._document(playbook, run.name, run.definition_version, version.source)
         own = compile_workflow(document.data).definition.get("TimeoutSeconds")
         longest = self.runs.runtime.operator.limits.workflow_max_seconds
         return not (isinstance(own, int) and own <= longest)
@@ -392,12 +404,9 @@ class Workflows:
 
     def _forks(self, playbook: PlaybookRef, run: Run) -> bool:
         """Whether the run's version has a ``fork`` (whose stopped branches may leave called runs)."""
-        version = self.runs.runtime.definitions.get_version(
-            playbook, "workflow", run.name, run.definition_version
-        )
-        if version is None:
+        document = self._run_document(playbook, run)
+        if document is None:
             return False
-        document = self._document(playbook, run.name, run.definition_version, version.source)
         return _has_key(document.data, "fork")
 
     def ended(self, payload: Mapping[str, Any]) -> str:
@@ -460,12 +469,9 @@ class Workflows:
                     f"{MAX_PAYLOAD_BYTES:,}."
                 )
             )
-        version = self.runs.runtime.definitions.get_version(
-            playbook, "workflow", run.name, run.definition_version
-        )
-        if version is None:
+        document = self._run_document(playbook, run)
+        if document is None:
             return None
-        document = self._document(playbook, run.name, run.definition_version, version.source)
         if document.output_schema is None:
             return None
         from parley.documents.json_schema import validate_instance
@@ -522,12 +528,9 @@ class Workflows:
             after = found.items[-1].id
         if run.execution is None:
             return kept
-        version = self.runs.runtime.definitions.get_version(
-            playbook, "workflow", run.name, run.definition_version
-        )
-        if version is None:
+        document = self._run_document(playbook, run)
+        if document is None:
             return kept
-        document = self._document(playbook, run.name, run.definition_version, version.source)
         states = compile_workflow(document.data).states
         history = self._engine().execution_history(run.execution)
         fallback = parse_time(run.started_at)
