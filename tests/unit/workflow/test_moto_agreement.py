@@ -19,6 +19,11 @@ from parley.aws.workflows import history_events
 from parley.workflow import engine
 from parley.workflow.history import task_events
 
+#: moto's executor stops a Parallel's other branches by letting their worker threads fail after the
+#: program has stopped (a competing fork's losers): its own thread's error, not the run's ending, which
+#: is what these tests check.
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+
 
 @pytest.fixture(scope="module")
 def corpus() -> CorpusRun:
