@@ -176,7 +176,9 @@ class Harness:
             self.counts.on = self.tally.on = self.tools.on = True
 
     def advance(self, seconds: float) -> None:
-        moved = self.http.post(self.server.url + "/_local/clock/advance", json={"seconds": seconds})
+        moved = self.http.post(
+            self.server.url + "/_local/clock/advance", json={"seconds": seconds}, headers=HEADERS
+        )
         if moved.status_code != 200:
             raise RuntimeError(f"the clock did not advance: {moved.status_code} {moved.text}")
 

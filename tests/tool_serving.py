@@ -66,7 +66,7 @@ class PlaybookClient:
         )
 
     def advance(self, seconds: float) -> str:
-        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds})
+        moved = self.http.post("/_local/clock/advance", json={"seconds": seconds}, headers=WRITER)
         assert moved.status_code == 200, moved.text
         now: str = moved.json()["now"]
         return now

@@ -20,7 +20,10 @@ def build_parser() -> argparse.ArgumentParser:
         "serve",
         help="serve the whole HTTP API on this machine, with AWS emulated in process",
         description="Serve the HTTP API locally: the same handlers as on AWS, DynamoDB in moto. "
-        "Stops cleanly on SIGTERM or Ctrl-C.",
+        "It answers 32 requests at once; up to 1,024 more wait their turn, each at most 30 s, before a 503 "
+        "with Retry-After. It answers only requests whose Host names it (its address, localhost, "
+        "127.0.0.1, or an --allow-host name), so that other websites cannot drive it. One server keeps a "
+        "data folder at a time. Stops cleanly on SIGTERM or Ctrl-C.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument(
@@ -36,18 +39,39 @@ def build_parser() -> argparse.ArgumentParser:
         "--clock",
         choices=("real", "manual"),
         default="real",
-        help="manual: time stands still until POST /_local/clock/advance moves it (default: real)",
+        help="manual: time stands still until POST /_local/clock/advance (with a writer's token) moves it "
+        "(default: real)",
     )
     serve.add_argument(
         "--data",
         default=".parley",
         metavar="DIR",
         help="folder where definitions, runs, requests, pending work and the manual clock are kept across "
-        "restarts (default: .parley of the current folder; 'none': forget everything when it stops)",
+        "restarts (default: .parley of the current folder; 'none': forget everything when it stops); "
+        "locked while the server runs",
+    )
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=_allowed_host,
+        metavar="NAME",
+        help="also answer requests whose Host header is NAME (any port) or NAME:PORT, such as the name of "
+        "a proxy or container in front of the server; repeatable (default: only the address it listens "
+        "on, localhost and 127.0.0.1)",
     )
     add_demo_chat(commands)
     add_demo_model(commands)
     return parser
+
+
+def _allowed_host(value: str) -> str:
+    from parley.local.request_guard import allow_host_value
+
+    try:
+        return allow_host_value(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_demo_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,7 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         data = None if args.data.lower() == "none" else Path(args.data)
         return serve(
-            ServeOptions(host=args.host, port=args.port, config=args.config, clock=args.clock, data=data)
+            ServeOptions(
+                host=args.host,
+                port=args.port,
+                config=args.config,
+                clock=args.clock,
+                data=data,
+                allow_hosts=tuple(args.allow_host),
+            )
         )
     if args.command == "demo-chat":
         if args.demo_command == "reply":

@@ -189,7 +189,12 @@ def run_of(http: httpx.Client, run_id: str) -> dict[str, Any]:
 
 
 def advance(served: Served, seconds: float) -> None:
-    assert httpx.post(f"{served.url}/_local/clock/advance", json={"seconds": seconds}).status_code == 200
+    moved = httpx.post(
+        f"{served.url}/_local/clock/advance",
+        json={"seconds": seconds},
+        headers={"Authorization": "Bearer dev-token"},
+    )
+    assert moved.status_code == 200, moved.text
 
 
 def sign_in(page: Page, served: Served, principal: str = "dev") -> None:

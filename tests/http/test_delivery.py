@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tool_serving import CREDENTIAL, Served
+from tool_serving import CREDENTIAL, WRITER, Served
 
 pytestmark = pytest.mark.http
 
@@ -87,7 +87,9 @@ def run(http: httpx.Client, name: str, input_value: Any, run_id: str) -> httpx.R
 
 
 def advance(served: Served, seconds: float) -> None:
-    moved = httpx.post(served.url + "/_local/clock/advance", json={"seconds": seconds}, timeout=120)
+    moved = httpx.post(
+        served.url + "/_local/clock/advance", json={"seconds": seconds}, headers=WRITER, timeout=120
+    )
     assert moved.status_code == 200, moved.text
 
 

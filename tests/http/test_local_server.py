@@ -154,7 +154,7 @@ def test_the_documented_curl_saves_a_definition(server: Server, tmp_path: Path, 
 def test_the_clock_stands_still_until_advanced(client: httpx.Client) -> None:
     before = client.get("/_local/clock")
     again = client.get("/_local/clock")
-    moved = client.post("/_local/clock/advance", json={"seconds": 90})
+    moved = client.post("/_local/clock/advance", json={"seconds": 90}, headers=WRITER)
     after = client.get("/_local/clock")
 
     assert before.status_code == 200
@@ -164,11 +164,11 @@ def test_the_clock_stands_still_until_advanced(client: httpx.Client) -> None:
     elapsed = _parse(after.json()["now"]) - _parse(before.json()["now"])
     assert elapsed == 90
     assert moved.json() == after.json()
-    assert client.post("/_local/clock/advance", json={"seconds": 0}).json() == after.json()
+    assert client.post("/_local/clock/advance", json={"seconds": 0}, headers=WRITER).json() == after.json()
 
 
 def test_created_at_comes_from_the_manual_clock(client: httpx.Client, example_source: str) -> None:
-    now = client.post("/_local/clock/advance", json={"seconds": 3600}).json()["now"]
+    now = client.post("/_local/clock/advance", json={"seconds": 3600}, headers=WRITER).json()["now"]
     created = client.post(
         f"{DEFINITIONS}/interaction", json={"name": "timed-one", "source": example_source}, headers=WRITER
     )
@@ -179,7 +179,7 @@ def test_created_at_comes_from_the_manual_clock(client: httpx.Client, example_so
 
 @pytest.mark.parametrize("body", [{"seconds": -1}, {"seconds": "soon"}, {}])
 def test_advance_refuses_what_is_not_seconds_at_least_0(client: httpx.Client, body: object) -> None:
-    reply = client.post("/_local/clock/advance", json=body)
+    reply = client.post("/_local/clock/advance", json=body, headers=WRITER)
 
     assert reply.status_code == 400
     assert reply.headers["content-type"] == "application/problem+json"
@@ -230,7 +230,7 @@ def test_a_chunked_body_is_read(client: httpx.Client) -> None:
         yield b" 1}"
 
     reply = client.post(
-        "/_local/clock/advance", content=chunks(), headers={"Content-Type": "application/json"}
+        "/_local/clock/advance", content=chunks(), headers={**WRITER, "Content-Type": "application/json"}
     )
 
     assert reply.status_code == 200, reply.text

@@ -113,7 +113,7 @@ class Session:
     # --- Parley -----------------------------------------------------------------------------------------
 
     def advance(self, seconds: float) -> None:
-        moved = self.local.post("/_local/clock/advance", json={"seconds": seconds})
+        moved = self.local.post("/_local/clock/advance", json={"seconds": seconds}, headers=WRITER)
         assert moved.status_code == 200, moved.text
 
     def run(self, function: str, owner: str, draft: str = "Spring sale: 20% off.") -> str:

@@ -328,7 +328,11 @@ def test_an_answer_racing_the_expiry_exactly_one_wins(playbook: Playbook) -> Non
         def race(i: int, run_id: str = run_id) -> httpx.Response:
             if i == 0:
                 return playbook.answer(run_id, {"ok": True})
-            return playbook.http.post("/_local/clock/advance", json={"seconds": 0.001})
+            return playbook.http.post(
+                "/_local/clock/advance",
+                json={"seconds": 0.001},
+                headers={"Authorization": "Bearer dev-token"},
+            )
 
         answer_reply, moved = at_once(2, race)
         assert moved.status_code == 200

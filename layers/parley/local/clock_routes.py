@@ -4,8 +4,14 @@
 - ``POST /_local/clock/advance {"seconds": N}`` (N ≥ 0; 0 runs what is already due) moves the clock
   on and answers ``{now}`` once all the work that fell due has run.
 
-They exist only under ``--clock manual`` and need no token; under ``--clock real`` the request goes
-to the API like any other and answers ``404``.
+They exist only under ``--clock manual``; under ``--clock real`` the request goes to the API like any
+other and answers ``404``.
+
+Moving the clock can expire every open request, so a page the developer visits must not be able to do
+it (issue 27, "A local server no other website can drive"): the advance takes a writer's token
+(``Authorization: Bearer``, of a principal with the ``write`` role on some playbook: ``401``/``403``
+otherwise) and a JSON body only (``415`` otherwise, as the API), neither of which a cross-site form or
+simple request can send without the browser asking the server first. Reading the clock needs no token.
 """
 
 from __future__ import annotations
@@ -13,15 +19,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from parley.api.problems import json_result, problem_result
 from parley.api.requests import json_object_body
+from parley.auth import authenticate
 from parley.clock import ManualClock, format_time
 from parley.errors import Problem
 from parley.ports.runtime import DueWork
+
+if TYPE_CHECKING:
+    from parley.config import OperatorConfig
 
 CLOCK_PATH: Final = "/_local/clock"
 ADVANCE_PATH: Final = "/_local/clock/advance"
@@ -35,8 +45,11 @@ def is_clock_path(path: str) -> bool:
     return path.rstrip("/") in (CLOCK_PATH, ADVANCE_PATH)
 
 
-def answer_clock_route(event: dict[str, Any], clock: ManualClock, work: Sequence[DueWork]) -> dict[str, Any]:
-    """The REST proxy result for a request to one of the clock routes."""
+def answer_clock_route(
+    event: dict[str, Any], clock: ManualClock, work: Sequence[DueWork], operator: OperatorConfig
+) -> dict[str, Any]:
+    """The REST proxy result for a request to one of the clock routes (``operator``: whose tokens may
+    move the clock)."""
     path = str(event.get("path", "")).rstrip("/")
     method = str(event.get("httpMethod", "")).upper()
     allowed = "GET" if path == CLOCK_PATH else "POST"
@@ -49,7 +62,9 @@ def answer_clock_route(event: dict[str, Any], clock: ManualClock, work: Sequence
             )
         if path == CLOCK_PATH:
             return json_result({"now": format_time(clock.now())})
-        seconds = _seconds(json_object_body(APIGatewayProxyEvent(event), any_media_type=True))
+        request = APIGatewayProxyEvent(event)
+        _writer(request.headers.get("authorization"), operator)
+        seconds = _seconds(json_object_body(request))
         return json_result({"now": format_time(advance(clock, seconds, work))})
     except Problem as problem:
         return problem_result(problem)
@@ -73,6 +88,17 @@ def advance(clock: ManualClock, seconds: float, work: Sequence[DueWork]) -> date
     if target > clock.now():
         clock.advance((target - clock.now()).total_seconds())
     return clock.now()
+
+
+def _writer(authorization: str | None, operator: OperatorConfig) -> None:
+    """Raise unless the header carries the token of a principal with the write role on some playbook."""
+    principal = authenticate(authorization, operator)
+    if not any(grant.role == "write" for grant in principal.grants):
+        raise Problem(
+            "forbidden",
+            f"Moving the clock takes a token with the write role on some playbook; "
+            f"{principal.id!r} has none.",
+        )
 
 
 def _seconds(body: dict[str, Any]) -> float:

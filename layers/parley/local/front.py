@@ -8,19 +8,27 @@ idle keep-alive connections. What the front adds:
 - **Problem documents wherever the server lets the application answer.** A request h11 cannot read is
   answered ``400`` ``bad_request`` as ``application/problem+json`` (uvicorn's own answer is plain text);
   a body over the limit ``413`` ``content_too_large``; a body that stops arriving ``400``
-  ``bad_request`` (the API's problems have no 408); more requests at once than the front takes ``503``
+  ``bad_request`` (the API's problems have no 408); a request the queue cannot take ``503``
   ``unavailable``.
 - **Timeouts.** A connection must send its request line and headers within ``header_seconds`` of
   opening (or of its previous answer), and each part of a body within ``body_seconds``; otherwise it is
   closed (with that ``400`` when a body was under way). Idle keep-alive connections close after
   ``keep_alive_seconds``. A request being handled has no limit: a run call waits for its run.
-- **Threads.** The handlers are blocking (the server serializes them under its lock), so each request
-  is handed to a bounded pool of threads, at most ``max_in_flight``.
+- **Threads and a queue.** The handlers are blocking (the server serializes them under its lock), so
+  each request is handed to a bounded pool of threads: ``max_in_flight`` (32) at once. A burst beyond
+  that waits, first come first served, in a queue of at most ``max_queued`` (1,024) requests, each for at
+  most ``queue_seconds`` (30 s); a request that finds the queue full, or waits that long, is answered
+  ``503`` ``unavailable`` with ``Retry-After: 1`` (issue 27, "Bursts are queued, not refused").
+- **Which requests it answers** (``parley.local.request_guard``): only a ``Host`` that names this server,
+  and no credentials in a query string (both ``400`` ``bad_request``). The access log (one line a request,
+  on stderr) drops the query parameters that carry credentials.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import socket
 import sys
 import threading
@@ -31,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.front.asgi import title_case
 from parley.local.events import HttpReply
+from parley.local.request_guard import HostCheck, credential_parameters, loggable_target
 
 if TYPE_CHECKING:
     import uvicorn
@@ -52,8 +61,12 @@ class FrontLimits:
     header_seconds: float = 10.0
     body_seconds: float = 30.0
     keep_alive_seconds: float = 5.0
-    #: Requests handled at once (each on a thread of the pool); more answer 503.
+    #: Requests handled at once (each on a thread of the pool); more wait in the queue.
     max_in_flight: int = 32
+    #: Requests waiting for a thread, at most; one more is answered 503 at once.
+    max_queued: int = 1024
+    #: How long a request waits in the queue, at most, before it is answered 503.
+    queue_seconds: float = 30.0
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -66,10 +79,21 @@ def listening_socket(host: str, port: int) -> socket.socket:
 class HttpFront:
     """uvicorn serving :class:`FrontApp` on an already listening socket, on a thread of its own."""
 
-    def __init__(self, sock: socket.socket, answer: Answer, limits: FrontLimits | None = None) -> None:
+    def __init__(
+        self,
+        sock: socket.socket,
+        answer: Answer,
+        limits: FrontLimits | None = None,
+        *,
+        names: tuple[str, ...] = (),
+        allow_hosts: tuple[str, ...] = (),
+    ) -> None:
+        """``names``: what ``--host`` named (answered in ``Host`` beside the address); ``allow_hosts``:
+        the ``--allow-host`` values (see :class:`parley.local.request_guard.HostCheck`)."""
         self.sock = sock
         self.limits = limits or FrontLimits()
-        self.app = FrontApp(answer, self.limits)
+        host, port = self.address
+        self.app = FrontApp(answer, self.limits, HostCheck.of(host, port, names, allow_hosts))
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -116,13 +140,18 @@ class _Gone(Exception):
 
 
 class FrontApp:
-    """The ASGI application: reads the body within the limits, answers on the pool, logs one line."""
+    """The ASGI application: checks the ``Host`` and the query, reads the body within the limits, waits
+    its turn in the queue, answers on the pool, logs one line. Everything but the answer itself runs on
+    the event loop's one thread, so the counts need no lock."""
 
-    def __init__(self, answer: Answer, limits: FrontLimits) -> None:
+    def __init__(self, answer: Answer, limits: FrontLimits, hosts: HostCheck) -> None:
         self.answer = answer
         self.limits = limits
+        self.hosts = hosts
         self.pool = ThreadPoolExecutor(max_workers=limits.max_in_flight, thread_name_prefix="parley-request")
         self.in_flight = 0
+        #: The requests waiting for a thread, first come first served; each is handed its place.
+        self.waiting: collections.deque[asyncio.Future[None]] = collections.deque()
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
@@ -140,7 +169,7 @@ class FrontApp:
             return
         except Exception as exc:  # never uvicorn's plain-text 500: the handlers' own errors are problems
             reply = _problem("internal", "The local server failed to answer this request.")
-            print(f"parley serve: {method} {target}: {exc!r}", file=sys.stderr)
+            print(f"parley serve: {method} {loggable_target(target)}: {exc!r}", file=sys.stderr)
         closing = isinstance(reply, _Unread)  # the rest of its body is not read: the connection closes
         headers = [
             (name.lower().encode("latin-1"), value.encode("latin-1"))
@@ -153,7 +182,8 @@ class FrontApp:
         await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": reply.body})
         sys.stderr.write(
-            f'{client} "{method} {target} HTTP/{scope.get("http_version", "1.1")}" {reply.status}\n'
+            f'{client} "{method} {loggable_target(target)} HTTP/{scope.get("http_version", "1.1")}" '
+            f"{reply.status}\n"
         )
 
     async def _reply(
@@ -163,6 +193,9 @@ class FrontApp:
             (title_case(bytes(name).decode("latin-1")), bytes(value).decode("latin-1"))
             for name, value in scope["headers"]
         ]
+        refused = self._refusal(target, headers)
+        if refused is not None:
+            return _Unread.of("bad_request", refused)
         declared = next((value for name, value in headers if name.lower() == "content-length"), None)
         if declared is not None and declared.isdigit() and int(declared) > self.limits.max_body:
             return self._too_large()
@@ -182,19 +215,79 @@ class FrontApp:
             if len(body) > self.limits.max_body:
                 return self._too_large()
             more = bool(message.get("more_body", False))
-        if self.in_flight >= self.limits.max_in_flight:
-            reply = _problem(
-                "unavailable", "The local server is answering as many requests as it takes at once."
-            )
+        full = await self._take_place()
+        if full is not None:
+            reply = _problem("unavailable", full)
             return HttpReply(reply.status, [*reply.headers, ("Retry-After", "1")], reply.body)
-        self.in_flight += 1
         try:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(
                 self.pool, self.answer, method, target, headers, bytes(body), client
             )
         finally:
-            self.in_flight -= 1
+            self._leave_place()
+
+    def _refusal(self, target: str, headers: list[tuple[str, str]]) -> str | None:
+        """Why the request is refused before it is read (a foreign ``Host``, a credential in the query),
+        or ``None``."""
+        hosts = [value for name, value in headers if name.lower() == "host"]
+        if len(hosts) > 1:
+            return "Send one Host header."
+        refused = self.hosts.refusal(hosts[0] if hosts else None)
+        if refused is not None:
+            return refused
+        carried = credential_parameters(target)
+        if carried:
+            names = ", ".join(repr(name[:100]) for name in carried)
+            return (
+                f"A credential is never sent in a URL (query parameter {names}): URLs are kept in logs and "
+                "browser history. Send the header Authorization: Bearer <token>."
+            )
+        return None
+
+    async def _take_place(self) -> str | None:
+        """Wait for one of the ``max_in_flight`` places (first come first served); why not, or ``None``
+        once this request holds a place."""
+        if self.in_flight < self.limits.max_in_flight and not self.waiting:
+            self.in_flight += 1
+            return None
+        if len(self.waiting) >= self.limits.max_queued:
+            return (
+                f"The local server is answering {self.limits.max_in_flight} requests and "
+                f"{self.limits.max_queued:,} more are waiting; try again in a moment."
+            )
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiting.append(turn)
+        try:
+            await asyncio.wait_for(turn, timeout=self.limits.queue_seconds)
+        except TimeoutError:
+            if turn.done() and not turn.cancelled():  # handed a place as the wait ended: keep it
+                return None
+            self._forget(turn)
+            return (
+                f"The local server is busy: this request waited {self.limits.queue_seconds:g} seconds for "
+                f"one of the {self.limits.max_in_flight} requests it answers at once; try again in a moment."
+            )
+        except BaseException:  # the request's task was cancelled: give back a place it was handed
+            if turn.done() and not turn.cancelled():
+                self._leave_place()
+            else:
+                self._forget(turn)
+            raise
+        return None
+
+    def _forget(self, turn: asyncio.Future[None]) -> None:
+        with contextlib.suppress(ValueError):
+            self.waiting.remove(turn)
+
+    def _leave_place(self) -> None:
+        """Hand this request's place to the first one waiting, or give it back."""
+        while self.waiting:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.in_flight -= 1
 
     def _too_large(self) -> HttpReply:
         return _Unread.of("content_too_large", f"A body is at most {self.limits.max_body:,} bytes here.")

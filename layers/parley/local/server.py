@@ -45,6 +45,7 @@ from parley.config import OperatorConfig, load_operator_config, operator_config_
 from parley.front.target import is_mcp_path
 from parley.listening import listen_failure
 from parley.local.clock_routes import answer_clock_route, is_clock_path
+from parley.local.data_lock import DataFolderInUse, DataFolderLock
 from parley.local.events import HttpReply, api_gateway_event, http_reply
 from parley.local.front import FrontLimits, HttpFront, listening_socket
 from parley.local.functions import LambdaContext
@@ -52,8 +53,12 @@ from parley.local.persistence import LocalData, Restored, saved_clock
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
-#: How to serve on another port, said when the port is in use.
-_SERVE_HINT: Final = "make serve PORT=8001, or parley serve --port 8001 (--port 0 picks a free one)"
+#: How to serve on another port, said when the port is in use: a second server needs a data folder of its
+#: own too (one server per folder: ``parley.local.data_lock``).
+_SERVE_HINT: Final = (
+    "parley serve --port 8001 --data .parley-8001 (a second server keeps its own data folder, or none "
+    "with --data none; --port 0 picks a free port)"
+)
 ClockMode = Literal["real", "manual"]
 LOG: Final = logging.getLogger("parley.local")
 
@@ -68,6 +73,8 @@ class ServeOptions:
     data: Path | None = None
     #: The HTTP front's timeouts and limits.
     front: FrontLimits = field(default_factory=FrontLimits)
+    #: ``--allow-host``: further names the server answers in ``Host`` (``parley.local.request_guard``).
+    allow_hosts: tuple[str, ...] = ()
 
 
 class LocalServer:
@@ -92,7 +99,13 @@ class LocalServer:
         self.restored: Restored | None = None
         self.lock = threading.RLock()
         # Listen first: a port in use fails before anything else is set up.
-        self.front = HttpFront(listening_socket(options.host, options.port), self.answer, options.front)
+        self.front = HttpFront(
+            listening_socket(options.host, options.port),
+            self.answer,
+            options.front,
+            names=(options.host,),
+            allow_hosts=options.allow_hosts,
+        )
         try:
             client = local_dynamodb_client()
             table = create_table(client)
@@ -207,7 +220,9 @@ class LocalServer:
         with self.lock:
             try:
                 if isinstance(self.clock, ManualClock) and is_clock_path(event["path"]):
-                    result = answer_clock_route(event, self.clock, self.runtime.due_work)
+                    result = answer_clock_route(
+                        event, self.clock, self.runtime.due_work, self.runtime.operator
+                    )
                 elif is_mcp_path(event["path"]):  # the MCP front door: its own function, as on AWS
                     result = self.functions.invoke("mcp", event)
                 else:
@@ -287,6 +302,16 @@ def serve(options: ServeOptions) -> int:
             "pass --config FILE (see examples/operator.yaml)",
             file=sys.stderr,
         )
+    lock = DataFolderLock(options.data) if options.data is not None else None
+    if lock is not None:
+        try:
+            lock.acquire()
+        except DataFolderInUse as exc:
+            print(f"parley serve: {exc}", file=sys.stderr)
+            return 1
+        except OSError as exc:
+            print(f"parley serve: cannot use the data folder {options.data}/: {exc}", file=sys.stderr)
+            return 2
     stop = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -295,9 +320,13 @@ def serve(options: ServeOptions) -> int:
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         with contextlib.ExitStack() as stack:
+            if lock is not None:
+                stack.callback(lock.release)  # the last thing undone: after the data is saved
             config = str(options.config) if options.config else "none"
 
             def announce(server: LocalServer) -> None:
+                if lock is not None:
+                    lock.listening(*server.front.address)
                 print(
                     f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
                     f"data: {_data_words(options.data, server.restored)}, "

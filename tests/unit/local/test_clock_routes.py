@@ -9,8 +9,21 @@ from typing import Any
 import pytest
 
 from parley.clock import ManualClock, format_time
+from parley.config import parse_operator_config
 from parley.local.clock_routes import advance, answer_clock_route, is_clock_path
 from parley.local.events import api_gateway_event
+
+#: ``dev-token`` writes a playbook; ``viewer-token`` only reads one.
+OPERATOR = parse_operator_config(
+    """
+principals:
+  - {id: dev, token: dev-token, grants: [{org: acme, playbook: campaigns, role: write}]}
+  - {id: viewer, token: viewer-token, grants: [{org: acme, playbook: campaigns, role: read}]}
+""",
+    "test",
+    environ={},
+)
+WRITER = ("Authorization", "Bearer dev-token")
 
 
 class Deliveries:
@@ -38,8 +51,8 @@ def request(
     clock: ManualClock, method: str, path: str, body: Any = None, work: Any = ()
 ) -> tuple[int, dict[str, list[str]], Any]:
     raw = json.dumps(body).encode() if body is not None else b""
-    headers = [("Content-Type", "application/json")] if body is not None else []
-    result = answer_clock_route(api_gateway_event(method, path, headers, raw), clock, list(work))
+    headers = [WRITER, ("Content-Type", "application/json")] if body is not None else [WRITER]
+    result = answer_clock_route(api_gateway_event(method, path, headers, raw), clock, list(work), OPERATOR)
     return result["statusCode"], result["multiValueHeaders"], json.loads(result["body"])
 
 
@@ -74,18 +87,46 @@ def test_advance_wants_a_number_of_seconds_at_least_0(manual_clock: ManualClock,
 
 def test_advance_with_a_body_that_is_not_json(manual_clock: ManualClock) -> None:
     event = api_gateway_event(
-        "POST", "/_local/clock/advance", [("Content-Type", "application/json")], b"{nope"
+        "POST", "/_local/clock/advance", [WRITER, ("Content-Type", "application/json")], b"{nope"
     )
-    assert answer_clock_route(event, manual_clock, [])["statusCode"] == 400
-    # A person types this route with `curl -d`, which sends a form media type: the JSON is still read.
-    event = api_gateway_event(
-        "POST",
-        "/_local/clock/advance",
-        [("Content-Type", "application/x-www-form-urlencoded")],
-        b'{"seconds": 1}',
-    )
-    assert answer_clock_route(event, manual_clock, [])["statusCode"] == 200
-    assert manual_clock.now() == datetime(2026, 10, 17, 10, 18, 43, tzinfo=manual_clock.now().tzinfo)
+    assert answer_clock_route(event, manual_clock, [], OPERATOR)["statusCode"] == 400
+
+
+@pytest.mark.parametrize(
+    "media_type", [None, "application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]
+)
+def test_advance_takes_json_only(manual_clock: ManualClock, media_type: str | None) -> None:
+    """What a cross-site form or simple request can send (issue 27) is refused as the API refuses it."""
+    headers = [WRITER] + ([("Content-Type", media_type)] if media_type else [])
+    event = api_gateway_event("POST", "/_local/clock/advance", headers, b'{"seconds": 1}')
+    result = answer_clock_route(event, manual_clock, [], OPERATOR)
+    assert (result["statusCode"], json.loads(result["body"])["reason"]) == (415, "unsupported_media_type")
+    assert manual_clock.now() == datetime(2026, 10, 17, 10, 18, 42, tzinfo=manual_clock.now().tzinfo)
+
+
+@pytest.mark.parametrize(
+    ("authorization", "status", "reason"),
+    [
+        (None, 401, "unauthenticated"),
+        ("Bearer wrong-token", 401, "unauthenticated"),
+        ("Basic ZGV2OmRldg==", 401, "unauthenticated"),
+        ("Bearer viewer-token", 403, "forbidden"),
+    ],
+)
+def test_advance_takes_a_writers_token(
+    manual_clock: ManualClock, authorization: str | None, status: int, reason: str
+) -> None:
+    headers = [("Content-Type", "application/json")]
+    headers += [("Authorization", authorization)] if authorization else []
+    event = api_gateway_event("POST", "/_local/clock/advance", headers, b'{"seconds": 1}')
+    result = answer_clock_route(event, manual_clock, [], OPERATOR)
+    assert (result["statusCode"], json.loads(result["body"])["reason"]) == (status, reason)
+    assert manual_clock.now() == datetime(2026, 10, 17, 10, 18, 42, tzinfo=manual_clock.now().tzinfo)
+
+
+def test_reading_the_clock_needs_no_token(manual_clock: ManualClock) -> None:
+    event = api_gateway_event("GET", "/_local/clock", [], b"")
+    assert answer_clock_route(event, manual_clock, [], OPERATOR)["statusCode"] == 200
 
 
 @pytest.mark.parametrize(

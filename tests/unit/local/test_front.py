@@ -27,7 +27,9 @@ CLOSING = "Authorization: Bearer dev-token\r\nConnection: close\r\n\r\n"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LocalServer]:
-    with running(ServeOptions(port=0, clock="manual", front=LIMITS), OPERATOR) as started:
+    # The raw requests below name the server "x" in Host (--allow-host x).
+    options = ServeOptions(port=0, clock="manual", front=LIMITS, allow_hosts=("x",))
+    with running(options, OPERATOR) as started:
         yield started
 
 

@@ -33,8 +33,8 @@ def test_due_work_runs_under_advance_and_a_failure_is_a_500_problem() -> None:
     with running(ServeOptions(port=0, clock="manual"), OPERATOR) as server:
         server.runtime.due_work.append(FailingWork(server.clock.now() + timedelta(seconds=30)))
         with httpx.Client(base_url=server.url, timeout=10) as http:
-            quiet = http.post("/_local/clock/advance", json={"seconds": 10})
-            failed = http.post("/_local/clock/advance", json={"seconds": 60})
+            quiet = http.post("/_local/clock/advance", json={"seconds": 10}, headers=WRITER)
+            failed = http.post("/_local/clock/advance", json={"seconds": 60}, headers=WRITER)
             listed = http.get(
                 "/v1/orgs/acme/playbooks/campaigns/definitions/interaction",
                 headers={"Authorization": "Bearer dev-token"},
@@ -106,7 +106,7 @@ def test_each_reply_comes_once_its_runs_executions_have_arrived(example_source: 
         assert reply.status_code == 200, reply.text
         assert _run_of(http, answered)["status"] == "succeeded"
 
-        moved = http.post("/_local/clock/advance", json={"seconds": 2 * 86400})
+        moved = http.post("/_local/clock/advance", json={"seconds": 2 * 86400}, headers=WRITER)
         # The advance call's reply comes after the expiry and its settle step.
         assert moved.status_code == 200
         assert _run_of(http, expiring)["status"] == "rejected"
@@ -126,7 +126,7 @@ def test_answers_and_an_advance_at_once_never_deadlock(example_source: str) -> N
         with httpx.Client(base_url=server.url, timeout=30) as http:
             _save_example(http, example_source)
             run_ids = [_run(http) for _ in range(4)]
-            http.post("/_local/clock/advance", json={"seconds": 2 * 86400 - 0.001})
+            http.post("/_local/clock/advance", json={"seconds": 2 * 86400 - 0.001}, headers=WRITER)
 
         replies: dict[str, int] = {}
         barrier = threading.Barrier(len(run_ids) + 1)
@@ -142,7 +142,8 @@ def test_answers_and_an_advance_at_once_never_deadlock(example_source: str) -> N
         def move() -> None:
             with httpx.Client(base_url=server.url, timeout=30) as own:
                 barrier.wait()
-                replies["advance"] = own.post("/_local/clock/advance", json={"seconds": 1}).status_code
+                moved = own.post("/_local/clock/advance", json={"seconds": 1}, headers=WRITER)
+                replies["advance"] = moved.status_code
 
         threads = [threading.Thread(target=answer, args=(r,)) for r in run_ids] + [
             threading.Thread(target=move)
