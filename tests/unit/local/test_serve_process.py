@@ -110,4 +110,5 @@ def test_a_port_in_use_names_the_way_out(tmp_path: Path) -> None:
 
     assert done.returncode == 1
     assert done.stderr.startswith(f"parley serve: port {port} on 127.0.0.1 is in use")
-    assert "PORT=" in done.stderr and "--port" in done.stderr
+    # A second server on the same data folder is refused (issue 27): the way out names both.
+    assert "--port 8001 --data" in done.stderr and "--data none" in done.stderr
