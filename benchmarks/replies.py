@@ -6,7 +6,9 @@ chat's tools (``parley.demo.server``) under a manual clock, on the local runtime
 the calls, and its run service, scheduler port and timer handler over moto for the reads per hour.
 The tools are called in this process, without the MCP transport (:class:`InProcessTools`): an exchange
 over streamable HTTP costs about 0.2 s here, and two days of reads are about 600 of them. The calls are
-counted all the same, and their time on AWS is an assumption (:data:`ASSUMED_TOOL_CALL_BILLED_SECONDS`).
+counted all the same. What a read bills on AWS is measured apart (``benchmarks.timer_read``: the timer
+function's own process reading over MCP, its CPU time and peak memory), except what it waits for, which
+is an assumption (:data:`ASSUMED_TOOL_WAIT_SECONDS`); see :func:`billed_tool_work_seconds`.
 
 - :func:`reads_per_hour`: the timer's ``read`` works over the first hour of one conversation, with 1
   and with 100 open requests in it (the example read by channel, so that requests to one person share
@@ -26,6 +28,8 @@ import asyncio
 import contextlib
 import io
 import json
+import math
+import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +38,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.runs import ASSUMED_BILLED_SECONDS, PRICES, Tally
+from benchmarks.timer_read import TimerRead
 from parley.aws.eventbridge import AT_ONCE, QUEUE_DELAY_MAX
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,9 +76,38 @@ SQS_REQUEST: Final = 0.40 / 1e6
 #: gets it and the DeleteMessageBatch after the batch. The mapping's empty long polls are a fixed cost of
 #: the queue (a few thousand requests an hour whatever the traffic), not of a request.
 SQS_REQUESTS_PER_MESSAGE: Final = 3
-#: What a timer invocation that calls the tool server is assumed to bill: one MCP exchange (initialize,
-#: tools/list, tools/call over HTTPS to the chat's server) besides a few DynamoDB calls.
-ASSUMED_TOOL_CALL_BILLED_SECONDS: Final = 0.3
+#: Lambda gives a function one vCPU at 1,769 MB and a share in proportion below it (the Lambda guide,
+#: "Configuring function memory"): CPU work takes 1769/memory times as long as on a whole vCPU.
+VCPU_MB: Final = 1769
+#: What a timer work that calls the tool server waits for, besides its own CPU: one MCP exchange over
+#: HTTPS with the chat's server (the connection, ``server/discover``, ``tools/list``, ``tools/call`` and
+#: the chat's own work) and its few AWS calls (the claim, the requests, the next read's message). It
+#: cannot be measured here, where the tool server answers over the loopback: the 300 ms this figure first
+#: assumed for the whole invocation are kept, for the waits alone.
+ASSUMED_TOOL_WAIT_SECONDS: Final = 0.3
+
+
+def billed_tool_work_seconds(cpu_seconds: float, memory_mb: int, wait_seconds: float) -> float:
+    """What a timer work that calls the tool server bills: its CPU time (measured on a core of this
+    machine, taken as one of Lambda's vCPUs) stretched to the function's share of a vCPU, plus what it
+    waits for."""
+    return cpu_seconds * max(1.0, VCPU_MB / memory_mb) + wait_seconds
+
+
+@dataclass
+class MeteredTally(Tally):
+    """:class:`~benchmarks.runs.Tally`, metering ``BatchGetItem`` too (each item found: a read unit per
+    4 KB, half one when not consistent), which a read calls for its open requests."""
+
+    def _meter(self, name: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
+        super()._meter(name, request, response)
+        if name != "batch_get_item":
+            return
+        for table, items in (response.get("Responses") or {}).items():
+            consistent = (request.get("RequestItems") or {}).get(table, {}).get("ConsistentRead")
+            for item in items:
+                size = len(json.dumps(item, default=str))
+                self.read_units += (1 if consistent else 0.5) * math.ceil(size / 4096)
 
 
 class InProcessTools:
@@ -224,7 +258,7 @@ def local_runtime() -> Iterator[Harness]:
 
     def counted_client() -> Any:
         nonlocal tally
-        tally = Tally(original())
+        tally = MeteredTally(original())
         return tally
 
     chat = Chat()
@@ -324,7 +358,7 @@ def reads_per_hour(sizes: tuple[int, ...] = (1, 100)) -> list[HourOfReads]:
 
     from moto import mock_aws
 
-    from benchmarks.runs import QuietWaits
+    from benchmarks.timer_read import QuietWaits
     from parley.clock import ManualClock
     from parley.config import parse_operator_config
     from parley.definitions.model import PlaybookRef
@@ -343,7 +377,7 @@ def reads_per_hour(sizes: tuple[int, ...] = (1, 100)) -> list[HourOfReads]:
     playbook = PlaybookRef("acme", "campaigns")
     figures = []
     with mock_aws():
-        tally = Tally(local_dynamodb_client())
+        tally = MeteredTally(local_dynamodb_client())
         table = create_table(tally.client, "parley-bench-replies")
         clock = ManualClock()
         chat = Chat()
@@ -417,16 +451,51 @@ class ReplyAnswerCalls:
     dynamodb_calls: dict[str, int]
     dynamodb_units: tuple[float, float]
     tool_calls: dict[str, int]
-    cost: dict[str, float]
+    #: The timer's works that call the tool server: the delivery and every read of an open conversation.
+    tool_works: int
+    #: The timer function's own process, measured (``benchmarks.timer_read``).
+    timer: TimerRead
+
+    @property
+    def cost(self) -> dict[str, float]:
+        """The list price of the request, with :data:`ASSUMED_TOOL_WAIT_SECONDS`."""
+        return self.priced(ASSUMED_TOOL_WAIT_SECONDS)
+
+    def priced(self, wait_seconds: float) -> dict[str, float]:
+        """The list price of the request when a work that calls the tool server waits ``wait_seconds``.
+
+        Each such work bills :func:`billed_tool_work_seconds` of the median CPU time of a quiet read
+        (the delivery, the read that takes the answer: one each, priced as a read); every other
+        invocation the flat :data:`~benchmarks.runs.ASSUMED_BILLED_SECONDS` at its function's memory."""
+        from parley.infrastructure.functions import function_named
+
+        timer_mb = function_named("timer").memory_mb
+        seconds = {name: count * ASSUMED_BILLED_SECONDS for name, count in self.invocations.items()}
+        tool_seconds = billed_tool_work_seconds(self.timer.quiet_cpu_median, timer_mb, wait_seconds)
+        seconds["timer"] += self.tool_works * (tool_seconds - ASSUMED_BILLED_SECONDS)
+        gb_seconds = sum(function_named(name).memory_mb / 1024 * s for name, s in seconds.items())
+        writes, reads = self.dynamodb_units
+        return {
+            "API Gateway requests": self.api_requests * PRICES["api_gateway_request"],
+            "Lambda requests": sum(self.invocations.values()) * PRICES["lambda_request"],
+            "Lambda duration (arm64)": gb_seconds * PRICES["lambda_gb_second_arm64"],
+            "SQS requests": self.scheduled.get("sqs_message", 0) * SQS_REQUESTS_PER_MESSAGE * SQS_REQUEST,
+            "Step Functions transitions": self.state_transitions * PRICES["state_transition"],
+            "DynamoDB writes": writes * PRICES["dynamodb_write_unit"],
+            "DynamoDB reads": reads * PRICES["dynamodb_read_unit"],
+            "Scheduler invocations": 0 * PRICES["scheduler_invocation"],  # the expiry is deleted unfired
+        }
 
 
-def calls_of_a_reply_answer() -> ReplyAnswerCalls:
+def calls_of_a_reply_answer(timer: TimerRead | None = None) -> ReplyAnswerCalls:
     """Count one run of the spec's chat example from ``POST …/run`` until its reading stops: delivered
     at once, read on the cadence for two days, answered by a reply 10 minutes before it would expire,
-    settled, and the read after the answer finding nothing open. Then price it."""
-    from parley.infrastructure.functions import function_named
+    settled, and the read after the answer finding nothing open. Then price it, with the timer's own
+    figures (``timer``, else measured now)."""
+    from benchmarks.timer_read import measure as measure_timer
     from parley.ports.waiting import RunKey
 
+    timer = timer or measure_timer()
     owner = "maria"
     with local_runtime() as harness, harness.counting() as counts:
         run_id = harness.run("approve-draft-in-chat", owner)
@@ -448,26 +517,9 @@ def calls_of_a_reply_answer() -> ReplyAnswerCalls:
         raise RuntimeError(f"the reading did not stop after the answer: {dict(counts.outcomes)}")
     transitions = sum(1 for e in history if e["type"].endswith("StateEntered"))
     api_requests = 1  # run_definition: the answer comes by reply
-    invocations = {"api": api_requests, **dict(counts.invocations)}
-    # A timer work that calls the tool server (a delivery, a read of an open conversation) bills an MCP
-    # exchange; every other invocation a few DynamoDB calls.
-    tool_works = counts.works["deliver"] + counts.outcomes["read: read"] + counts.outcomes["read: failed"]
-    seconds = {name: count * ASSUMED_BILLED_SECONDS for name, count in invocations.items()}
-    seconds["timer"] += tool_works * (ASSUMED_TOOL_CALL_BILLED_SECONDS - ASSUMED_BILLED_SECONDS)
-    gb_seconds = sum(function_named(name).memory_mb / 1024 * s for name, s in seconds.items())
-    cost = {
-        "API Gateway requests": api_requests * PRICES["api_gateway_request"],
-        "Lambda requests": sum(invocations.values()) * PRICES["lambda_request"],
-        "Lambda duration (arm64)": gb_seconds * PRICES["lambda_gb_second_arm64"],
-        "SQS requests": counts.scheduled["sqs_message"] * SQS_REQUESTS_PER_MESSAGE * SQS_REQUEST,
-        "Step Functions transitions": transitions * PRICES["state_transition"],
-        "DynamoDB writes": tally.write_units * PRICES["dynamodb_write_unit"],
-        "DynamoDB reads": tally.read_units * PRICES["dynamodb_read_unit"],
-        "Scheduler invocations": 0 * PRICES["scheduler_invocation"],  # the expiry is deleted unfired
-    }
     return ReplyAnswerCalls(
         api_requests=api_requests,
-        invocations=invocations,
+        invocations={"api": api_requests, **dict(counts.invocations)},
         works=dict(counts.works),
         outcomes=dict(counts.outcomes),
         scheduled=dict(counts.scheduled),
@@ -475,19 +527,24 @@ def calls_of_a_reply_answer() -> ReplyAnswerCalls:
         dynamodb_calls=dict(tally.calls),
         dynamodb_units=(tally.write_units, tally.read_units),
         tool_calls=tool_calls,
-        cost=cost,
+        tool_works=counts.works["deliver"] + counts.outcomes["read: read"] + counts.outcomes["read: failed"],
+        timer=timer,
     )
 
 
 def measure() -> tuple[list[HourOfReads], ReplyAnswerCalls]:
     """Reads per hour with 1 and 100 open requests (asserted equal), and the calls of a reply answer;
-    the two run side by side, the first in a process of its own (each is mostly moto's work)."""
+    the timer's own process is measured first, alone (its CPU time is the figure), then the other two
+    run side by side, the first in a process of its own (each is mostly moto's work)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from benchmarks.timer_read import measure as measure_timer
+
+    timer = measure_timer()
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
         hours = pool.submit(reads_per_hour)
-        calls = calls_of_a_reply_answer()
+        calls = calls_of_a_reply_answer(timer)
         figures = hours.result()
     if len({figure.reads for figure in figures}) != 1:
         raise AssertionError(f"reads per hour grow with the open requests: {figures}")
@@ -496,6 +553,8 @@ def measure() -> tuple[list[HourOfReads], ReplyAnswerCalls]:
 
 def report() -> None:
     """Print the figures (``make bench``)."""
+    from parley.infrastructure.functions import function_named
+
     hours, calls = measure()
     print("Reads of one conversation in its first hour (the timer's read works; requests read by channel)")
     for hour in hours:
@@ -537,11 +596,25 @@ def report() -> None:
     print(f"  list price per 1,000 such requests (us-east-1): ${total:.2f}")
     for item, dollars in calls.cost.items():
         print(f"    {item:<28} ${dollars * 1000:.4f}")
-    tool_ms, other_ms = ASSUMED_TOOL_CALL_BILLED_SECONDS * 1000, ASSUMED_BILLED_SECONDS * 1000
-    print(f"  (Lambda billed at an assumed {tool_ms:.0f} ms for a work that calls the tool server, each call")
-    print(f"   one MCP exchange: initialize, tools/list, tools/call; {other_ms:.0f} ms for the others.")
-    print(f"   SQS: {SQS_REQUESTS_PER_MESSAGE} requests a message; the event source's empty polls are the")
-    print("   queue's fixed cost, not a request's)")
+    timer, memory = calls.timer, function_named("timer").memory_mb
+    cpu, wait = timer.quiet_cpu_median, ASSUMED_TOOL_WAIT_SECONDS
+    billed = billed_tool_work_seconds(cpu, memory, wait)
+    note = (
+        f"(A timer work that calls the tool server bills {billed * 1000:.0f} ms at the timer's {memory} MB: "
+        f"its CPU, {cpu * 1000:.0f} ms a read measured in the timer's own process (median of "
+        f"{len(timer.quiet_reads())} reads, p90 {timer.quiet_cpu_p90 * 1000:.0f} ms; a core of this machine "
+        f"taken as a vCPU), times {VCPU_MB}/{memory}, Lambda's share of a vCPU at that size; plus an "
+        f"assumed {wait * 1000:.0f} ms waiting for the tool server's MCP exchange over HTTPS and the AWS "
+        "calls, which cannot be measured here (the tool server answers over the loopback: "
+        f"{timer.quiet_wall_median * 1000:.0f} ms a read in all). The timer's process peaks at "
+        f"{timer.peak_rss_mb:.0f} MB resident. Other invocations: {ASSUMED_BILLED_SECONDS * 1000:.0f} ms "
+        f"each. SQS: {SQS_REQUESTS_PER_MESSAGE} requests a message; the event source's empty polls are the "
+        "queue's fixed cost, not a request's)"
+    )
+    print(textwrap.fill(note, width=104, initial_indent="  ", subsequent_indent="   "))
+    waits = (0.1, 0.2, 0.3, 0.5)
+    shown = ", ".join(f"{w * 1000:.0f} ms ${sum(calls.priced(w).values()) * 1000:.2f}" for w in waits)
+    print(f"  the price per 1,000 by the tool server's wait: {shown}")
 
 
 def _listing(counter: Mapping[str, int]) -> str:

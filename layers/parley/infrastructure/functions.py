@@ -164,8 +164,14 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
     FunctionDefinition(
         name="timer",
         handler="functions/timer/handler.py",
-        memory_mb=1024,
-        # Timed work: expiries now; deliveries and reads (tool calls of up to 30 seconds) later.
+        # Timed work: deliveries, reads of conversations and tellings (tool calls of up to 30 seconds),
+        # expiries. Most of its time is spent waiting for the tool server, billed by the GB-second, so
+        # it has the memory it needs with margin and no more: a process that delivers, reads 40 times,
+        # refuses a reply and tells the party, then takes an answer peaks at 99 MB resident
+        # (`make bench`, benchmarks/timer_read.py; Lambda's runtime adds a little). Its CPU share is
+        # 256/1769 of a vCPU: a read's 46 ms of CPU take about 0.3 s, and a cold environment's first work
+        # (1 s of CPU, the tool client's imports) about 7 s.
+        memory_mb=256,
         timeout_s=120,
         description="Parley timer: runs timed work when its schedule fires (expiries)",
     ),

@@ -9,7 +9,8 @@
   the reply ids already taken (``taken``). A conversation with no open request starts its cadence
   again when a request joins: the first read 5 seconds later.
 - **Reading.** Each read is the timer's work ``{"work": "read", "conversation", "read": n}``, claimed
-  under its number (two firings never make the same read). It drops the requests that are no longer
+  under its number by one conditional write that returns the conversation (two firings never make the
+  same read; a read that finds nothing new writes nothing else). It drops the requests that are no longer
   open, stops when none is left, and otherwise calls the reading tool with ``replies.with`` rendered
   over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. A failed read (a tool
   error, a server failure, no list at ``read.list``, more than 64 KiB) is ``reading_failed``; the
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
@@ -137,9 +139,10 @@ class ConversationStore:
         with translated():
             response = self._client.get_item(TableName=self._table, Key=self._key(ref), ConsistentRead=True)
         item = response.get("Item")
-        if not item:
-            return None
-        data = self._codec.plain(item)
+        return self._conversation(item) if item else None
+
+    def _conversation(self, item: Mapping[str, Any]) -> Conversation:
+        data = self._codec.plain(dict(item))
         return Conversation(
             tool=data["tool"],
             key=data["key"],
@@ -178,11 +181,16 @@ class ConversationStore:
                 ExpressionAttributeValues=values,
             )
 
-    def claim_read(self, ref: ConversationRef, number: int, at: str) -> None:
-        """Read ``number`` is the next one; :class:`StoreConflict` when another made it, or a join
-        started the count again."""
+    def claim_read(self, ref: ConversationRef, number: int, at: str) -> Conversation:
+        """Read ``number`` is the next one: the conversation as the claim leaves it. :class:`StoreConflict`
+        when another made it, a join started the count again, or there is no such conversation.
+
+        The claim is the read's one write, and it returns the item (``ReturnValues``), so a read reads
+        nothing of the conversation before it (issue 26: one call and one read unit less a read). A
+        second firing of the work is refused by the condition, as the read before the claim refused it;
+        DynamoDB meters the refused write (one write unit instead of one read unit, for a rare event)."""
         with translated():
-            self._client.update_item(
+            response = self._client.update_item(
                 TableName=self._table,
                 Key=self._key(ref),
                 UpdateExpression="SET #reads = :number, #read_at = :at",
@@ -193,7 +201,9 @@ class ConversationStore:
                     ":previous": {"N": str(number - 1)},
                     ":at": {"S": at},
                 },
+                ReturnValues="ALL_NEW",
             )
+        return self._conversation(response["Attributes"])
 
     def after_read(
         self, ref: ConversationRef, *, since: str | None, taken: frozenset[str], ended: frozenset[str]
@@ -308,12 +318,9 @@ class Conversations:
 
         service = self._service
         playbook = PlaybookRef(ref.org, ref.playbook)
-        conversation = self.store.get(ref)
-        if conversation is None or conversation.reads != number - 1:
-            return "unchanged"
         now = service.runtime.clock.now()
         try:
-            self.store.claim_read(ref, number, format_time(now))
+            conversation = self.store.claim_read(ref, number, format_time(now))
         except StoreConflict:
             return "unchanged"
         requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
