@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Final, Protocol
 
@@ -43,6 +44,8 @@ class ManualClock:
             raise ValueError("a ManualClock starts at a timezone-aware time")
         self._now = start.astimezone(UTC)
         self._lock = threading.Lock()
+        #: Told each new time, in order (the local server's data folder keeps it).
+        self.on_move: Callable[[datetime], None] | None = None
 
     def now(self) -> datetime:
         with self._lock:
@@ -54,6 +57,8 @@ class ManualClock:
             raise ValueError("a clock only moves forward")
         with self._lock:
             self._now += timedelta(seconds=seconds)
+            if self.on_move is not None:
+                self.on_move(self._now)
             return self._now
 
 

@@ -10,6 +10,10 @@ what is gone is no error, and work runs once it falls due.
 Each piece of work goes to the timer function (``work`` is its event). After each, ``after_each`` runs:
 the local executor's ``settle``, so that what the work set off (a run's execution ending through its
 token, and the settle step) has happened before the next work or the advance call's answer.
+
+With a data folder, ``journal`` is told each schedule of timer work and its end (run, after what it set
+off has settled, or cancelled), under a key of its own, so that a schedule of the same name made while
+the first one ran is not ended with it (``parley.local.persistence``, issue 27).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import heapq
 import itertools
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from parley.clock import Clock
 from parley.infrastructure.functions import MAY_SCHEDULE
@@ -42,6 +47,16 @@ class _Entry:
     cancelled: bool = field(default=False, compare=False)
     #: The timer's work of a schedule (``None`` for the runtime's own calls): what a restart gets back.
     work: dict[str, Any] | None = field(default=None, compare=False)
+    #: The schedule's key in the journal (timer work only).
+    key: str = field(default="", compare=False)
+
+
+class ScheduleJournal(Protocol):
+    """Told each pending schedule of timer work and its end (``parley.local.persistence``)."""
+
+    def scheduled(self, name: str, key: str, at: datetime, work: Mapping[str, Any]) -> None: ...
+
+    def unscheduled(self, name: str, key: str) -> None: ...
 
 
 class LocalScheduler:
@@ -63,6 +78,7 @@ class LocalScheduler:
         self._changed = threading.Condition(threading.Lock())
         self._thread: threading.Thread | None = None
         self._stopping = False
+        self.journal: ScheduleJournal | None = None
 
     # -- the Scheduler port --------------------------------------------------------------------------
 
@@ -70,6 +86,11 @@ class LocalScheduler:
         require_grant(MAY_SCHEDULE, "create a schedule (scheduler:CreateSchedule)")
         event = dict(work)
         self.call_at(name, at, lambda: self._target(event), work=event)
+
+    def restore(self, name: str, key: str, at: datetime, work: Mapping[str, Any]) -> None:
+        """A schedule the data folder kept, under its key (a start's, before ``journal`` is set)."""
+        event = dict(work)
+        self.call_at(name, at, lambda: self._target(event), work=event, key=key)
 
     def cancel(self, name: str) -> None:
         require_grant(MAY_SCHEDULE, "delete a schedule (scheduler:DeleteSchedule)")
@@ -81,6 +102,7 @@ class LocalScheduler:
             entry = self._pending.pop(name, None)
             if entry is not None:
                 entry.cancelled = True
+                self._ended(entry)
                 self._compact()
                 self._changed.notify_all()
 
@@ -95,7 +117,13 @@ class LocalScheduler:
     # -- the local runtime's own timed calls -----------------------------------------------------------
 
     def call_at(
-        self, name: str, at: datetime, action: Callable[[], None], *, work: dict[str, Any] | None = None
+        self,
+        name: str,
+        at: datetime,
+        action: Callable[[], None],
+        *,
+        work: dict[str, Any] | None = None,
+        key: str | None = None,
     ) -> None:
         """Call ``action`` at ``at`` under ``name`` (ignored while that name is pending, as a schedule is)."""
         if at.tzinfo is None:
@@ -104,6 +132,10 @@ class LocalScheduler:
             if name in self._pending:
                 return
             entry = _Entry(at=at, order=next(self._order), name=name, action=action, work=work)
+            if work is not None:
+                entry.key = key or uuid.uuid4().hex
+                if self.journal is not None:
+                    self.journal.scheduled(name, entry.key, at, work)
             self._pending[name] = entry
             heapq.heappush(self._heap, entry)
             self._changed.notify_all()
@@ -117,7 +149,7 @@ class LocalScheduler:
 
         with self._changed:
             return [
-                {"name": e.name, "at": format_time(e.at), "work": e.work}
+                {"name": e.name, "key": e.key, "at": format_time(e.at), "work": e.work}
                 for e in sorted(self._heap)
                 if not e.cancelled and e.work is not None
             ]
@@ -152,6 +184,7 @@ class LocalScheduler:
             except Exception as exc:
                 LOG.warning("after timed work %s: %s", entry.name, exc)
                 failures.append(exc)
+            self._ended(entry)
         if failures:
             raise failures[0]
 
@@ -163,6 +196,10 @@ class LocalScheduler:
             entry = heapq.heappop(self._heap)
             del self._pending[entry.name]
             return entry
+
+    def _ended(self, entry: _Entry) -> None:
+        if entry.work is not None and self.journal is not None:
+            self.journal.unscheduled(entry.name, entry.key)
 
     def _drop_cancelled(self) -> None:
         while self._heap and self._heap[0].cancelled:

@@ -49,7 +49,8 @@ from parley.local.data_lock import DataFolderInUse, DataFolderLock
 from parley.local.events import HttpReply, api_gateway_event, http_reply
 from parley.local.front import FrontLimits, HttpFront, listening_socket
 from parley.local.functions import LambdaContext
-from parley.local.persistence import LocalData, Restored, saved_clock
+from parley.local.journal import Journal
+from parley.local.persistence import LocalData, Restored, stored_clock
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
@@ -93,7 +94,9 @@ class LocalServer:
 
         self.options = options
         manual = options.clock == "manual"
-        kept = saved_clock(options.data) if manual and options.data is not None else None
+        # The data folder's journal first (recovered, if a crash left it so): it holds the clock's time.
+        self.journal = Journal(options.data) if options.data is not None else None
+        kept = stored_clock(self.journal) if manual and self.journal is not None else None
         self.clock: Clock = ManualClock(kept) if manual else SystemClock()
         self.data: LocalData | None = None
         self.restored: Restored | None = None
@@ -133,20 +136,21 @@ class LocalServer:
             self.runtime.pause = self._pause
             self.handler = build_handler(self.runtime)
             if options.data is not None:
-                self._load_data(options.data, table)
+                self._load_data(options.data, table, client)
         except BaseException:
             self.front.sock.close()
             if hasattr(self, "executor"):
                 self.executor.close()
+            if self.journal is not None:
+                self.journal.close()
             raise
 
-    def _load_data(self, folder: Path, table: str) -> None:
-        """Put back what the data folder kept, keep it from now on (every function's invocation and
-        every request that may write marks it changed)."""
+    def _load_data(self, folder: Path, table: str, client: Any) -> None:
+        """Put back what the data folder kept, and keep every write from now on: journaled as it is
+        made, on disk before the response that reports it (``parley.local.persistence``)."""
         from parley.local.aws import moto_lock
-        from parley.local.persistence import LocalData
 
-        assert self.runtime.content is not None
+        assert self.runtime.content is not None and self.journal is not None
         data = LocalData(
             folder,
             table=table,
@@ -154,18 +158,17 @@ class LocalServer:
             scheduler=self.scheduler,
             clock_now=self.clock.now,
             lock=moto_lock(),
+            journal=self.journal,
         )
         self.restored = data.load()
-        self.functions.after_invoke = data.changed
+        data.keep(client, self.clock if isinstance(self.clock, ManualClock) else None)
         self.data = data
 
     def start_background(self) -> None:
         """Once serving: with the real clock run timed work on time from now on (the manual clock waits
         for the advance call)."""
-        if self.data is not None:
-            if self.restored is not None:
-                threading.Thread(target=self._revive, name="parley-revive", daemon=True).start()
-            self.data.start()
+        if self.data is not None and self.restored is not None:
+            threading.Thread(target=self._revive, name="parley-revive", daemon=True).start()
         if not isinstance(self.clock, ManualClock):
             self.scheduler.start(self.lock)
 
@@ -202,10 +205,13 @@ class LocalServer:
         self._settle()
 
     def close(self) -> None:
+        """Stop the timed work and the executions, then commit what they left and close the data folder."""
         self.scheduler.stop()
+        self.executor.close()
         if self.data is not None:
             self.data.close()
-        self.executor.close()
+        elif self.journal is not None:
+            self.journal.close()
 
     @property
     def url(self) -> str:
@@ -232,8 +238,8 @@ class LocalServer:
                 result = problem_result(internal_problem(exc, path=event["path"]))
             self._settle()
             self._run_work_due_now()
-            if self.data is not None and event.get("httpMethod") not in ("GET", "HEAD"):
-                self.data.changed()
+        if self.data is not None:  # every write the answer reports is on disk first (issue 27)
+            self.data.durable()
         return http_reply(result)
 
     def _run_work_due_now(self) -> None:
@@ -356,4 +362,8 @@ def _data_words(folder: Path | None, restored: Restored | None) -> str:
         return "none, forgotten when it stops"
     if restored is None:
         return f"{folder}/ (new)"
-    return f"{folder}/ ({restored.items} items, {restored.schedules} schedules restored)"
+    return (
+        f"{folder}/ ({restored.items:,} items, {restored.objects:,} objects, {restored.schedules:,} schedules"
+        f" and {restored.journal_pages:,} journal pages restored in {restored.seconds:.2f} s;"
+        " every write on disk before its answer)"
+    )

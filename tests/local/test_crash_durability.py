@@ -1,0 +1,196 @@
+"""Durable before acknowledged (issue 27, item 1; ``parley.local.persistence``): ``parley serve --clock
+manual`` is killed with SIGKILL at a random point of a stream of creates, runs, answers and clock
+advances (between two requests, or while one is under way), then started again on the same data folder.
+Every fact a ``2xx`` reported is there, and nothing is half-written: each run and its request agree, and
+the open-requests counter counts the open requests.
+
+Hypothesis draws the streams and the points, a few of them (each costs two starts of the server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcp_servers import free_port
+
+pytestmark = pytest.mark.http
+
+BASE = "/v1/orgs/acme/playbooks/campaigns"
+AUTH = {"Authorization": "Bearer dev-token"}
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = (ROOT / "examples" / "definitions" / "approve-campaign-brief.md").read_text(encoding="utf-8")
+OPERATOR = (
+    "principals: [{id: dev, token: dev-token, grants: [{org: acme, playbook: campaigns, role: write}]}]\n"
+)
+BRIEF = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
+READY_WITHIN = 60.0
+
+
+@contextmanager
+def serving(folder: Path, port: int) -> Iterator[tuple[subprocess.Popen[bytes], httpx.Client]]:
+    """``parley serve --clock manual`` on ``folder/data``, once it answers; killed on exit if still up."""
+    command = [sys.executable, "-m", "parley.cli", "serve", "--clock", "manual", "--port", str(port),
+               "--config", str(folder / "operator.yaml"), "--data", str(folder / "data")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    with (folder / "serve.log").open("ab") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        started = time.monotonic()
+        while True:
+            if process.poll() is not None:
+                raise AssertionError(f"parley serve exited:\n{(folder / 'serve.log').read_text()}")
+            try:
+                httpx.get(url + "/_local/clock", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() - started < READY_WITHIN, (folder / "serve.log").read_text()
+                time.sleep(0.05)
+        with httpx.Client(base_url=url, headers=AUTH, timeout=60) as client:
+            yield process, client
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=30)
+
+
+@dataclass
+class Acknowledged:
+    """What the responses reported, as it must read after the restart."""
+
+    definitions: set[str] = field(default_factory=set)
+    runs: set[str] = field(default_factory=set)
+    answered: set[str] = field(default_factory=set)
+    clock: str = ""
+
+
+# One step of the stream: ("create", n), ("run", n), ("answer", i: which open run), ("advance", seconds).
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("create"), st.integers(0, 10**6)),
+        st.tuples(st.just("run"), st.integers(0, 0)),
+        st.tuples(st.just("answer"), st.integers(0, 20)),
+        st.tuples(st.just("advance"), st.sampled_from([0, 60, 3600])),
+    ),
+    min_size=2,
+    max_size=8,
+)
+
+
+def step(client: httpx.Client, kind: str, n: int, facts: Acknowledged, open_runs: list[str]) -> None:
+    """Send one step; what a 2xx reports goes into ``facts``."""
+    if kind == "create":
+        name = f"brief-{n}"
+        reply = client.post(f"{BASE}/definitions/interaction", json={"name": name, "source": EXAMPLE})
+        if reply.status_code == 201:
+            facts.definitions.add(name)
+    elif kind == "run":
+        reply = client.post(f"{BASE}/definitions/interaction/approve/run", json={"input": BRIEF})
+        if reply.is_success:
+            facts.runs.add(reply.json()["run_id"])
+            open_runs.append(reply.json()["run_id"])
+    elif kind == "answer" and open_runs:
+        run_id = open_runs.pop(n % len(open_runs))
+        reply = client.post(f"{BASE}/runs/{run_id}/answer", json={"answer": {"verdict": "approve"}})
+        if reply.status_code == 200:
+            facts.answered.add(run_id)
+    elif kind == "advance":
+        reply = client.post("/_local/clock/advance", json={"seconds": n})
+        if reply.status_code == 200:
+            facts.clock = max(facts.clock, reply.json()["now"])
+
+
+def check(client: httpx.Client, facts: Acknowledged) -> None:
+    """Every acknowledged fact, read through the API of the restarted server."""
+    for name in facts.definitions:
+        assert client.get(f"{BASE}/definitions/interaction/{name}").status_code == 200, name
+    for run_id in facts.runs:
+        run = client.get(f"{BASE}/runs/{run_id}")
+        assert run.status_code == 200, run_id
+        if run_id in facts.answered:
+            assert run.json()["status"] == "succeeded", run.json()
+    if facts.clock:
+        assert client.get("/_local/clock").json()["now"] >= facts.clock
+
+
+def check_on_disk(database: Path) -> None:
+    """Nothing half-written in the folder the server left: each run and its request agree, and the
+    open-requests counter counts the open requests."""
+    with sqlite3.connect(database) as db:
+        items = [json.loads(image) for (image,) in db.execute("select image from items")]
+    plain = [{name: next(iter(value.values())) for name, value in item.items()} for item in items]
+    runs = {item["run_id"]: item for item in plain if item.get("kind") == "run"}
+    requests = [item for item in plain if item.get("kind") == "request"]
+    for request in requests:
+        run = runs[request["run_id"]]
+        assert (request["state"] == "open") == (run["status"] == "started"), (request, run)
+    counters = [item for item in plain if str(item["sk"]).startswith("COUNTER#open_requests")]
+    counted = sum(int(item["count"]) for item in counters)
+    assert counted == sum(1 for request in requests if request["state"] == "open"), counters
+
+
+@settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    stream=steps,
+    kill_after=st.integers(0, 8),
+    in_flight=st.booleans(),
+    delay_ms=st.integers(0, 40),
+)
+def test_every_acknowledged_write_survives_a_kill_at_any_point(
+    stream: list[tuple[str, int]], kill_after: int, in_flight: bool, delay_ms: int
+) -> None:
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        (folder / "operator.yaml").write_text(OPERATOR, encoding="utf-8")
+        facts = Acknowledged()
+        open_runs: list[str] = []
+        with serving(folder, free_port()) as (process, client):
+            created = client.post(
+                f"{BASE}/definitions/interaction", json={"name": "approve", "source": EXAMPLE}
+            )
+            assert created.status_code == 201, created.text
+            facts.definitions.add("approve")
+            for kind, n in stream[:kill_after]:
+                step(client, kind, n, facts, open_runs)
+            if in_flight:  # killed while the next step is under way (answered or not)
+                kind, n = stream[kill_after] if kill_after < len(stream) else ("run", 0)
+                sender = threading.Thread(target=_quietly, args=(step, client, kind, n, facts, open_runs))
+                sender.start()
+                time.sleep(delay_ms / 1000)
+                process.send_signal(signal.SIGKILL)
+                sender.join(timeout=60)
+            else:
+                process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+        with serving(folder, free_port()) as (process, client):
+            check(client, facts)
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+        check_on_disk(folder / "data" / "parley-local.sqlite")
+
+
+def _quietly(*call: Any) -> None:
+    """A step whose connection the kill may cut."""
+    function, *arguments = call
+    with suppress(httpx.TransportError):
+        function(*arguments)
