@@ -612,9 +612,12 @@ def report() -> None:
         "queue's fixed cost, not a request's)"
     )
     print(textwrap.fill(note, width=104, initial_indent="  ", subsequent_indent="   "))
-    waits = (0.1, 0.2, 0.3, 0.5)
+    loopback = timer.quiet_wait_median
+    waits = (loopback, 0.2, 0.3, 0.5)
     shown = ", ".join(f"{w * 1000:.0f} ms ${sum(calls.priced(w).values()) * 1000:.2f}" for w in waits)
-    print(f"  the price per 1,000 by the tool server's wait: {shown}")
+    print(f"  the price per 1,000 by what a read waits for: {shown}")
+    print(f"  ({loopback * 1000:.0f} ms: what a read waited for here, the tool server and moto answering on")
+    print("   the loopback; a floor, not a figure of AWS)")
 
 
 def _listing(counter: Mapping[str, int]) -> str:

@@ -82,6 +82,11 @@ class TimerRead:
         return statistics.median(i.wall_seconds for i in self.quiet_reads())
 
     @property
+    def quiet_wait_median(self) -> float:
+        """What a quiet read waited for here, on the loopback (its wall time less its CPU time)."""
+        return statistics.median(i.wall_seconds - i.cpu_seconds for i in self.quiet_reads())
+
+    @property
     def quiet_cpu_p90(self) -> float:
         ordered = sorted(i.cpu_seconds for i in self.quiet_reads())
         return ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]

@@ -42,25 +42,36 @@ CHANNEL = (
 
 @dataclass
 class Waits:
+    """Executions that only wait: ``succeed`` ends the wait (the ending is written before it)."""
+
     service: RunService | None = None
     ended: dict[str, Any] = field(default_factory=dict)
 
-    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
+    def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
         assert self.service is not None
         self.service.park_request(run, f"token-{run.run_id}")
 
     def succeed(self, token: str, output: Any) -> None:
-        self._end(token, None)
+        self.ended.setdefault(token, output.get("ending"))
 
-    def fail(self, token: str, error: str, cause: str) -> None:
-        self._end(token, error)
 
-    def _end(self, token: str, error: str | None) -> None:
-        if token in self.ended:
-            return
-        self.ended[token] = error
-        assert self.service is not None
-        self.service.settle_run(RunKey(PLAYBOOK.org, PLAYBOOK.playbook, token.removeprefix("token-")), error)
+@dataclass
+class Calls:
+    """The DynamoDB client, noting each call (its name and arguments) while ``on``."""
+
+    client: Any
+    made: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    on: bool = False
+
+    def __getattr__(self, name: str) -> Any:
+        live = getattr(self.client, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.on:
+                self.made.append((name, kwargs))
+            return live(*args, **kwargs)
+
+        return call
 
 
 @dataclass
@@ -77,8 +88,11 @@ class Scheduler:
 
 
 class Harness:
-    def __init__(self, service: RunService, clock: ManualClock, scheduler: Scheduler, chat: DemoChat) -> None:
+    def __init__(
+        self, service: RunService, clock: ManualClock, scheduler: Scheduler, chat: DemoChat, calls: Calls
+    ) -> None:
         self.service, self.clock, self.scheduler, self.chat = service, clock, scheduler, chat
+        self.calls = calls
         self.start = clock.now()
 
     def run(self, name: str, owner: str = "maria", draft: str = "the brief") -> Run:
@@ -128,7 +142,8 @@ class Harness:
 @pytest.fixture
 def harness(dynamodb: tuple[Any, str], manual_clock: ManualClock) -> Iterator[Harness]:
     with running(DemoChatOptions(port=0)) as chat:
-        client, table = dynamodb
+        plain, table = dynamodb
+        client: Any = Calls(plain)
         operator = parse_operator_config(
             f"""
 principals:
@@ -156,7 +171,7 @@ tool_servers:
         definitions.create_definition(PLAYBOOK, "interaction", "approve-in-chat", CHAT_FUNCTION)
         definitions.create_definition(PLAYBOOK, "interaction", "approve-fast", FAST)
         definitions.create_definition(PLAYBOOK, "interaction", "approve-channel", CHANNEL)
-        yield Harness(service, manual_clock, scheduler, chat)
+        yield Harness(service, manual_clock, scheduler, chat, client)
 
 
 def test_a_reply_in_the_thread_answers_the_request(harness: Harness) -> None:
@@ -277,3 +292,68 @@ def test_two_requests_in_one_conversation_share_one_reading_and_replies_go_to_th
     harness.advance(60)
     assert harness.service.get_run(PLAYBOOK, first.run_id).output == {"verdict": "approve"}
     assert harness.chat.chat.thread("maria", first_ts)[0][0].ts == first_ts
+
+
+def _read_work(harness: Harness) -> dict[str, Any]:
+    return next(dict(w) for _, w in harness.scheduler.schedules.values() if w["work"] == "read")
+
+
+def test_a_read_that_finds_nothing_new_writes_only_its_claim(harness: Harness) -> None:
+    """Issue 26: a quiet read reads nothing of its conversation before claiming it (the claim returns it)
+    and writes nothing but the claim; the next read goes to the scheduler."""
+    harness.run("approve-fast")
+    harness.advance(5)  # read 1 moves the cursor to the message the playbook sent (its own, not counted)
+    work = _read_work(harness)
+    assert work["read"] == 2
+    harness.calls.on = True
+    outcome = harness.scheduler.handler(work, None)
+    harness.calls.on = False
+
+    assert outcome["outcome"] == "read"
+    names = [name for name, _ in harness.calls.made]
+    writes = [(n, a) for n, a in harness.calls.made if n in ("put_item", "update_item", "delete_item")]
+    assert [n for n in names if "write" in n] == []
+    assert "get_item" not in names
+    (claim,) = writes
+    assert claim[1]["ConditionExpression"] == "#reads = :previous"
+    assert claim[1]["Key"]["sk"]["S"].startswith("CONV#")
+    assert claim[1]["ExpressionAttributeValues"][":number"] == {"N": str(work["read"])}
+    assert any(
+        w["work"] == "read" and w["read"] == work["read"] + 1 for _, w in harness.scheduler.schedules.values()
+    )
+
+
+def test_a_read_fired_twice_is_made_once(harness: Harness) -> None:
+    run = harness.run("approve-fast")
+    harness.advance(0)
+    channel, ts = harness.thread_of(run.run_id)
+    work = _read_work(harness)
+    harness.chat.chat.post(channel, "maria", "approve", ts)
+    assert harness.scheduler.handler(work, None)["outcome"] == "read"
+    harness.scheduler.schedules.clear()
+
+    harness.calls.on = True
+    again = harness.scheduler.handler(work, None)
+    harness.calls.on = False
+
+    assert again["outcome"] == "unchanged"
+    assert harness.scheduler.schedules == {}  # no second next read: the reading does not fork
+    assert [name for name, _ in harness.calls.made] == ["update_item"]  # the refused claim, nothing else
+    assert harness.service.get_run(PLAYBOOK, run.run_id).output == {"verdict": "approve"}
+    assert len(harness.playbook_events("replies_read")) == 1
+    assert harness.history(run.run_id).count("request_answered") == 1
+
+
+def test_a_read_of_no_conversation_is_unchanged_and_makes_nothing(harness: Harness) -> None:
+    work = {
+        "work": "read",
+        "conversation": {"org": "acme", "playbook": "campaigns", "id": "0" * 32},
+        "read": 1,
+    }
+    assert harness.scheduler.handler(work, None)["outcome"] == "unchanged"
+    found = harness.calls.client.get_item(
+        TableName=harness.service.store.table_name,
+        Key={"pk": {"S": "PB#acme#campaigns"}, "sk": {"S": "CONV#" + "0" * 32}},
+    )
+    assert "Item" not in found
+    assert harness.scheduler.schedules == {}
