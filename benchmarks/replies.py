@@ -616,8 +616,7 @@ def report() -> None:
     waits = (loopback, 0.2, 0.3, 0.5)
     shown = ", ".join(f"{w * 1000:.0f} ms ${sum(calls.priced(w).values()) * 1000:.2f}" for w in waits)
     print(f"  the price per 1,000 by what a read waits for: {shown}")
-    print(f"  ({loopback * 1000:.0f} ms: what a read waited for here, the tool server and moto answering on")
-    print("   the loopback; a floor, not a figure of AWS)")
+    print(f"  ({loopback * 1000:.0f} ms: what a read waited for here, tool server and moto on the loopback)")
 
 
 def _listing(counter: Mapping[str, int]) -> str:

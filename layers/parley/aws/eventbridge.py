@@ -19,7 +19,7 @@
   ($1.00 a million) costs less than a queued message's three SQS requests (send, receive, delete: $1.20
   a million): a schedule fires anywhere in its minute, so reads due every five minutes could come six
   apart, and the cadence allows five at most ("Answering by reply"). The Scheduler would save $0.12 per
-  1,000 requests answered by reply after two days, of $2.55 (issue 26, ``benchmarks/replies.py``).
+  1,000 requests answered by reply after two days, of $2.56 (issue 26, ``benchmarks/replies.py``).
 - Names: EventBridge allows 1 to 64 of ``[0-9a-zA-Z-_.]``; :func:`schedule_name` makes any name fit,
   the same way every time, so ``cancel`` finds what ``schedule`` made.
 """

@@ -169,7 +169,7 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # it has the memory it needs with margin and no more: a process that delivers, reads 40 times,
         # refuses a reply and tells the party, then takes an answer peaks at 99 MB resident
         # (`make bench`, benchmarks/timer_read.py; Lambda's runtime adds a little). Its CPU share is
-        # 256/1769 of a vCPU: a read's 46 ms of CPU take about 0.3 s, and a cold environment's first work
+        # 256/1769 of a vCPU: a read's 47 ms of CPU take about 0.33 s, and a cold environment's first work
         # (1 s of CPU, the tool client's imports) about 7 s.
         memory_mb=256,
         timeout_s=120,
