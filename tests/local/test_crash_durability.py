@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -194,3 +195,35 @@ def _quietly(*call: Any) -> None:
     function, *arguments = call
     with suppress(httpx.TransportError):
         function(*arguments)
+
+
+def test_the_start_up_line_says_what_was_restored_and_a_stop_that_all_is_saved(tmp_path: Path) -> None:
+    (tmp_path / "operator.yaml").write_text(OPERATOR, encoding="utf-8")
+    log = tmp_path / "serve.log"
+    with serving(tmp_path, free_port()) as (process, client):
+        created = client.post(f"{BASE}/definitions/interaction", json={"name": "approve", "source": EXAMPLE})
+        assert created.status_code == 201, created.text
+        run = client.post(f"{BASE}/definitions/interaction/approve/run", json={"input": BRIEF})
+        assert run.is_success, run.text
+        process.send_signal(signal.SIGINT)  # Ctrl-C
+        assert process.wait(timeout=30) == 0
+    assert f"Parley stopped; everything is saved in {tmp_path / 'data'}/." in log.read_text()
+    with serving(tmp_path, free_port()) as (process, client):
+        assert client.post("/_local/clock/advance", json={"seconds": 60}).status_code == 200
+        process.send_signal(signal.SIGKILL)
+    with serving(tmp_path, free_port()) as (process, client):
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    starts = [line for line in log.read_text().splitlines() if line.startswith("Parley is serving")]
+    assert "data: " in starts[0] and "(new)" in starts[0]
+    for line in starts[1:]:
+        restored = re.search(
+            r"\((\d+) items, (\d+) objects, (\d+) schedules and (\d+) journal pages restored", line
+        )
+        assert restored is not None, line
+        items, _objects, schedules, _pages = map(int, restored.groups())
+        assert items >= 4 and schedules == 1, (
+            line
+        )  # the definition, the run, its request and event; its expiry
+    # The kill left the journal uncompacted: the next start replayed it.
+    assert re.search(r"and [1-9]\d* journal pages restored", starts[2]), starts[2]

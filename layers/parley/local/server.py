@@ -350,6 +350,7 @@ def serve(options: ServeOptions) -> int:
                 return 1
             while not stop.wait(0.2):
                 pass
+        print(_stopped_words(options.data), flush=True)  # once the data folder is closed
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -367,3 +368,10 @@ def _data_words(folder: Path | None, restored: Restored | None) -> str:
         f" and {restored.journal_pages:,} journal pages restored in {restored.seconds:.2f} s;"
         " every write on disk before its answer)"
     )
+
+
+def _stopped_words(folder: Path | None) -> str:
+    """The last line of a clean stop."""
+    if folder is None:
+        return "Parley stopped; its data is forgotten (--data none)."
+    return f"Parley stopped; everything is saved in {folder}/."
