@@ -40,7 +40,7 @@ RUN: Final = {"org": "acme", "playbook": "campaigns", "run_id": "0f5e8c1a-4d3b-4
 EVENTS: Final[dict[str, Any]] = {
     "api": ROOT / "events" / "api" / "list_definitions.json",
     "wait": ROOT / "events" / "stepfunctions" / "wait.json",
-    "settle": ROOT / "events" / "stepfunctions" / "settle_answered.json",
+    "settle": ROOT / "events" / "stepfunctions" / "settle_timeout.json",
     "timer": ROOT / "events" / "scheduler" / "expire.json",
     "reason": {"run": RUN, "resume": True},
     "mcp": "mcp",

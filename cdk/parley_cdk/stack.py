@@ -142,7 +142,6 @@ class ParleyStack(Stack):
             settings=settings,
             wait=functions["wait"],
             settle=functions["settle"],
-            reason=functions["reason"],
         )
         self._grant_runtime()
         self._grant_waiting()

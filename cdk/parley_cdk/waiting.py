@@ -4,12 +4,12 @@ shape"; "Everything timed goes through one scheduler port").
 - :class:`Scheduling`: the EventBridge Scheduler group every schedule of the stage lives in, and the
   role schedules run as, which may invoke the timer function and nothing else.
 - :class:`RunStateMachine`: the Standard state machine of ``parley.infrastructure.state_machine`` (the
-  same ASL the local runtime executes), logged and traced, whose role may invoke the wait, settle and
-  reason functions (a reasoning run resumed after its wait) and nothing else.
+  same ASL the local runtime executes), logged and traced, whose role may invoke the wait and settle
+  functions and nothing else.
 
 Both are named (``parley-<stage>-…``) so that their ARNs are known before they exist: every function's
-environment names them, and the wait, settle and reason functions are themselves referenced by the
-state machine, so an ARN taken from the resource would make a dependency cycle.
+environment names them, and the wait and settle functions are themselves referenced by the state
+machine, so an ARN taken from the resource would make a dependency cycle.
 """
 
 from __future__ import annotations
@@ -29,8 +29,10 @@ from parley_cdk.nag import accept
 from parley_cdk.settings import StageSettings
 
 SCHEDULER_PRINCIPAL: Final = "scheduler.amazonaws.com"
-#: What ends a wait through its token: answers, cancels and expiries (never a heartbeat: none is used).
+#: What answers a workflow's task token: a called run's output or error (never a heartbeat: none is used).
 TASK_RESPONSE_ACTIONS: Final = ("states:SendTaskSuccess", "states:SendTaskFailure")
+#: What ends a run's wait: every ending is written first, then told to the wait as a success.
+WAIT_ENDING_ACTIONS: Final = ("states:SendTaskSuccess",)
 #: What making and forgetting timed work takes: one-time schedules in the stage's group.
 SCHEDULE_ACTIONS: Final = ("scheduler:CreateSchedule", "scheduler:DeleteSchedule")
 
@@ -128,7 +130,6 @@ class RunStateMachine(Construct):
         settings: StageSettings,
         wait: lambda_.IFunction,
         settle: lambda_.IFunction,
-        reason: lambda_.IFunction,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -136,21 +137,18 @@ class RunStateMachine(Construct):
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
-            description=f"Parley {settings.name}: a run's execution invokes the wait, settle and reason "
-            "functions",
+            description=f"Parley {settings.name}: a run's execution invokes the wait and settle functions",
         )
-        # The tasks invoke the unqualified functions only (no version or alias: no ':*'); the reason
-        # function synchronously, when a reasoning run resumes after its wait.
+        # The tasks invoke the unqualified functions only (no version or alias: no ':*').
         self.role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=["lambda:InvokeFunction"],
-                resources=[wait.function_arn, settle.function_arn, reason.function_arn],
+                actions=["lambda:InvokeFunction"], resources=[wait.function_arn, settle.function_arn]
             )
         )
         log_group = logs.LogGroup(
             self, "Logs", retention=settings.log_retention, removal_policy=settings.removal_policy
         )
-        definition = state_machine_definition(wait.function_arn, settle.function_arn, reason.function_arn)
+        definition = state_machine_definition(wait.function_arn, settle.function_arn)
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",
@@ -178,7 +176,7 @@ class RunStateMachine(Construct):
         )
 
     def allow_ending_waits(self, grantee: iam.IGrantable) -> None:
-        """SendTaskSuccess/Failure on this state machine's tasks (as CDK's ``grant_task_response``)."""
+        """SendTaskSuccess on this state machine's tasks: every ending is told to the wait as a success."""
         grantee.grant_principal.add_to_principal_policy(
-            iam.PolicyStatement(actions=list(TASK_RESPONSE_ACTIONS), resources=[self.state_machine_arn])
+            iam.PolicyStatement(actions=list(WAIT_ENDING_ACTIONS), resources=[self.state_machine_arn])
         )

@@ -536,7 +536,8 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         "dynamodb:UpdateItem",
     }
     runtime = logs_and_traces | table | {"ssm:GetParameter"}
-    end_waits = {"states:SendTaskSuccess", "states:SendTaskFailure"}
+    # Every ending is written first and told to the wait as a success: no SendTaskFailure for waits.
+    end_waits = {"states:SendTaskSuccess"}
     schedule = {"scheduler:CreateSchedule", "scheduler:DeleteSchedule", "iam:PassRole"}
     content = {"s3:GetObject", "s3:PutObject"}
     # An asynchronous invocation's on-failure destination: the function sends to its failure queue.
@@ -569,7 +570,8 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | run_workflows
         | answer_calls,
         "wait": runtime | end_waits,
-        "settle": runtime | content | answer_calls,
+        # The backstop: an agent run's next step (the reason function, asynchronously).
+        "settle": runtime | content | answer_calls | {"lambda:InvokeFunction"},
         "timer": runtime
         | end_waits
         | schedule
@@ -577,8 +579,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | content
         | failures
         | {"sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage"}
-        # a workflow's schedule starts its runs
-        | run_workflows,
+        # a workflow's schedule starts its runs; a called run's expiry answers its workflow
+        | run_workflows
+        | answer_calls,
         # No model is named in dev: no Bedrock action at all (``test_reasoning`` names some).
         # A reasoning run that asks a person starts its execution and schedules its request's expiry.
         "reason": runtime
@@ -588,9 +591,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | {"secretsmanager:GetSecretValue"}
         | failures
         | answer_calls,
-        # A workflow's entry: starts the runs it calls as run_definition does, and workflows it calls.
+        # A workflow's entry: starts the runs it calls as run_definition does (with no execution of their
+        # own: their endings answer the workflow's token), and workflows it calls.
         "workflow": runtime
-        | {"states:StartExecution"}
         | schedule
         | {"lambda:InvokeFunction", "secretsmanager:GetSecretValue"}
         | content

@@ -115,12 +115,16 @@ def test_the_reason_function_keeps_content_and_uses_the_runtime(dev: Template) -
 # -- who starts it, and the run wait ---------------------------------------------------------------------
 
 
-def test_only_the_api_may_invoke_the_reason_function(dev: Template, chosen: Template) -> None:
+def test_only_the_functions_that_start_or_take_up_reasoning_runs_may_invoke_the_reason_function(
+    dev: Template, chosen: Template
+) -> None:
     for template in (dev, chosen):
         invokers = {d.name for d in FUNCTIONS if REASON_ARN in resources_for(template, d.name, INVOKE)}
         (statement,) = [s for s in function_statements(template, "api") if REASON_ARN in s["Resource"]]
 
-        assert invokers == MAY_REASON == {"api", "mcp", "workflow"}
+        # A run started (api, mcp, workflow); an agent run's next step after its request's answer (api,
+        # mcp), expiry (timer) or backstop (settle).
+        assert invokers == MAY_REASON == {"api", "mcp", "workflow", "timer", "settle"}
         assert (statement["Action"], statement["Resource"]) == ([INVOKE], [REASON_ARN])
     # Nothing else may invoke it either: no resource policy names it (the API's permissions are the
     # api and authorizer functions').

@@ -43,7 +43,6 @@ from parley.infrastructure.functions import (
     MAY_RUN_WORKFLOWS,
     MAY_SCHEDULE,
     MAY_START_RUNS,
-    function_named,
 )
 from parley.infrastructure.table import TABLE, TABLE_NAME_VARIABLE
 from parley_cdk.application import stack_name
@@ -282,64 +281,33 @@ def test_every_function_is_named_for_its_stage(dev: Template, prod: Template) ->
 
 
 def test_the_state_machine_is_the_one_definition_with_the_functions_arns(dev: Template) -> None:
-    from parley.infrastructure.state_machine import state_machine_definition
+    from parley.infrastructure.state_machine import SETTLE_ENDING_STATE, state_machine_definition
 
     wait_id, _ = function_named_in(dev, "wait")
     settle_id, _ = function_named_in(dev, "settle")
-    reason_id, _ = function_named_in(dev, "reason")
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
     definition = json.loads(render(props["DefinitionString"]))
 
     # What the local runtime runs in moto is what is deployed.
-    assert definition == state_machine_definition(
-        f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}", f"${{{reason_id}.Arn}}"
-    )
+    assert definition == state_machine_definition(f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}")
     wait = definition["States"][definition["StartAt"]]
     assert wait["Resource"] == "arn:aws:states:::lambda:invoke.waitForTaskToken"
     assert wait["Parameters"]["FunctionName"] == f"${{{wait_id}.Arn}}"
     assert wait["Parameters"]["Payload"] == {"token.$": "$$.Task.Token", "run.$": "$.run"}
     assert wait["TimeoutSecondsPath"] == "$.timeout_seconds"
+    assert wait["End"] is True  # the ending is written before the token: one transition a wait
     assert wait["Catch"][0]["ErrorEquals"] == ["States.ALL"]
-    settles = [definition["States"][wait["Next"]], definition["States"][wait["Catch"][0]["Next"]]]
-    assert [s["Parameters"]["FunctionName"] for s in settles] == [f"${{{settle_id}.Arn}}"] * 2
-    assert [s["Parameters"]["Payload"] for s in settles] == [
-        {"run.$": "$.run", "answered.$": "$.answered"},
-        {"run.$": "$.run", "error.$": "$.error"},
-    ]
+    settle = definition["States"][wait["Catch"][0]["Next"]]
+    assert wait["Catch"][0]["Next"] == SETTLE_ENDING_STATE
+    assert settle["Parameters"] == {
+        "FunctionName": f"${{{settle_id}.Arn}}",
+        "Payload": {"run.$": "$.run", "error.$": "$.error"},
+    }
     assert "JSONata" not in json.dumps(definition)
 
 
-def test_the_deployed_state_machine_resumes_a_reasoning_run_and_may_wait_again(dev: Template) -> None:
-    from parley.infrastructure.state_machine import (
-        RESUME_CHOICE_STATE,
-        RESUME_STATE,
-        SETTLED_STATE,
-        WAIT_AGAIN_STATE,
-        WAIT_STATE,
-        WAITING_AGAIN_STATE,
-    )
-
-    reason_id, _ = function_named_in(dev, "reason")
+def test_the_deployed_state_machine_has_no_null(dev: Template) -> None:
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
-    states = json.loads(render(props["DefinitionString"]))["States"]
-    resume = states[RESUME_STATE]
-
-    assert [states[name]["Next"] for name in ("Settle the answer", "Settle the ending")] == [
-        RESUME_CHOICE_STATE
-    ] * 2
-    assert states[RESUME_CHOICE_STATE]["Choices"][0]["Next"] == RESUME_STATE
-    assert resume["Resource"] == "arn:aws:states:::lambda:invoke"
-    assert resume["Parameters"] == {
-        "FunctionName": f"${{{reason_id}.Arn}}",
-        "Payload": {"run.$": "$.run", "resume": True},
-    }
-    # Longer than the reason function may run; retried on Lambda's own errors only; ended on any other.
-    assert resume["TimeoutSeconds"] == 960 > function_named("reason").timeout_s
-    assert "States.ALL" not in json.dumps(resume["Retry"])
-    assert [(c["ErrorEquals"], c["Next"]) for c in resume["Catch"]] == [(["States.ALL"], SETTLED_STATE)]
-    assert resume["Next"] == WAITING_AGAIN_STATE
-    assert states[WAITING_AGAIN_STATE]["Choices"][0]["Next"] == WAIT_AGAIN_STATE
-    assert states[WAIT_AGAIN_STATE]["Next"] == WAIT_STATE
     # No null survived CDK's JSON (a null ResultPath would be dropped, changing what the state keeps).
     assert "null" not in render(props["DefinitionString"])
 
@@ -355,10 +323,9 @@ def test_the_state_machine_is_standard_named_logged_and_traced(dev: Template) ->
     assert props["LoggingConfiguration"]["IncludeExecutionData"] is False
 
 
-def test_the_state_machine_may_invoke_the_wait_settle_and_reason_functions_only(dev: Template) -> None:
+def test_the_state_machine_may_invoke_the_wait_and_settle_functions_only(dev: Template) -> None:
     wait_id, _ = function_named_in(dev, "wait")
     settle_id, _ = function_named_in(dev, "settle")
-    reason_id, _ = function_named_in(dev, "reason")
     props = properties_of(dev, "AWS::StepFunctions::StateMachine")
     role_id = props["RoleArn"]["Fn::GetAtt"][0]
     trust = dev.to_json()["Resources"][role_id]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
@@ -367,7 +334,7 @@ def test_the_state_machine_may_invoke_the_wait_settle_and_reason_functions_only(
 
     assert [s["Principal"] for s in trust] == [{"Service": "states.amazonaws.com"}]
     assert [(s["Action"], s["Resource"]) for s in invoking] == [
-        (["lambda:InvokeFunction"], [f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}", f"${{{reason_id}.Arn}}"])
+        (["lambda:InvokeFunction"], [f"${{{wait_id}.Arn}}", f"${{{settle_id}.Arn}}"])
     ]
     assert not any(
         a.startswith(("states:", "dynamodb:", "scheduler:", "iam:")) for s in statements for a in s["Action"]
@@ -461,9 +428,9 @@ def test_the_reason_function_has_what_its_waits_and_scheduler_need(dev: Template
 
 
 def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> None:
-    # A run that starts waiting (api); a reasoning run that asks a person (reason); a called run that does
-    # (workflow). Workflows' own executions: ``test_workflows``.
-    assert {"api", "mcp", "reason", "workflow"} == MAY_START_RUNS
+    # A run that starts waiting (api); an agent run that asks a person (reason). A run a workflow calls has
+    # no execution of its own. Workflows' own executions: ``test_workflows``.
+    assert {"api", "mcp", "reason"} == MAY_START_RUNS
     assert who_may(dev, "states:StartExecution") == MAY_START_RUNS | MAY_RUN_WORKFLOWS
     for name in sorted(MAY_START_RUNS):
         (statement,) = [
@@ -475,10 +442,16 @@ def test_only_the_api_and_reason_functions_start_executions(dev: Template) -> No
         assert statement["Resource"] == [STATE_MACHINE_ARN]
 
 
-@pytest.mark.parametrize("action", ["states:SendTaskSuccess", "states:SendTaskFailure"])
+@pytest.mark.parametrize("action", ["states:SendTaskSuccess"])
 def test_only_the_api_wait_and_timer_functions_end_waits(dev: Template, action: str) -> None:
     # answer and cancel (api), an ending that raced ahead of the token (wait), expiry (timer); never settle.
+    # Every ending is told as a success: nobody may SendTaskFailure on the run's state machine.
     # (A workflow's tasks are answered on the workflow machines: ``test_workflows``.)
+    assert not any(
+        "states:SendTaskFailure" in s["Action"] and STATE_MACHINE_ARN in s["Resource"]
+        for d in FUNCTIONS
+        for s in function_statements(dev, d.name)
+    )
     ending_waits = {
         d.name
         for d in FUNCTIONS
@@ -527,12 +500,12 @@ def test_only_the_api_timer_and_reason_make_and_forget_schedules_passing_only_th
 
 
 def test_only_the_api_and_timer_invoke_a_function_and_only_the_timer_and_reason(dev: Template) -> None:
-    # Work due at once (a delivery's first attempt) goes to the timer asynchronously; a reasoning run
-    # goes to the reason function (``test_reasoning``).
+    # Work due at once (a delivery's first attempt) goes to the timer asynchronously; a reasoning run,
+    # and an agent run's next step, to the reason function (``test_reasoning``).
     assert (
         who_may(dev, "lambda:InvokeFunction")
         == MAY_RUN_NOW | MAY_REASON
-        == {"api", "mcp", "timer", "workflow"}
+        == {"api", "mcp", "timer", "workflow", "settle"}
     )
     for name in sorted(MAY_RUN_NOW | MAY_REASON):
         invoking = [

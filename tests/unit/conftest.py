@@ -94,19 +94,23 @@ BRIEF_INPUT = {"owner": "maria@example.com", "review": "Clear goals; the budget 
 
 @dataclass
 class FakeWaits:
-    """Executions that settle at once: ``succeed``/``fail`` call the settle step synchronously."""
+    """Executions that only wait, as the run's state machine does: ``start`` parks at once (unless
+    ``park_on_start`` is false), ``succeed`` ends the wait and nothing else (the ending is written
+    before it), :meth:`time_out` is the backstop (the settle step, synchronously)."""
 
     service: RunService | None = None
     park_on_start: bool = True
     started: dict[str, int] = field(default_factory=dict)
+    numbers: list[tuple[str, int]] = field(default_factory=list)
     starts: int = 0
     ended: dict[str, tuple[str, Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
+    def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
         with self.lock:
             self.starts += 1
             self.started[run.run_id] = timeout_seconds
+            self.numbers.append((run.run_id, number))
         if self.park_on_start:
             self.park(run)
 
@@ -115,14 +119,13 @@ class FakeWaits:
         return self.service.park_request(run, f"token-{run.run_id}")
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
-        if self._end(token, ("succeeded", dict(output))):
-            assert self.service is not None
-            self.service.settle_run(_key_of(token), None)
+        self._end(token, ("succeeded", dict(output)))
 
-    def fail(self, token: str, error: str, cause: str) -> None:
-        if self._end(token, ("failed", error)):
-            assert self.service is not None
-            self.service.settle_run(_key_of(token), error)
+    def time_out(self, run_id: str) -> str:
+        """The wait ran past its own timeout: the settle step, as the Catch runs it."""
+        assert self.service is not None
+        self._end(f"token-{run_id}", ("timed out", "States.Timeout"))
+        return self.service.settle_run(_key_of(f"token-{run_id}"), "States.Timeout")
 
     def _end(self, token: str, outcome: tuple[str, Any]) -> bool:
         with self.lock:

@@ -1,6 +1,7 @@
 """The reasoner port on AWS: each reasoning run the api function starts is one asynchronous invocation
 of the ``reason`` function (``Event``: the api function never waits on it; Lambda keeps the event and
-delivers it at least once, and the run's conditional ending makes a second delivery harmless)."""
+delivers it at least once, and the run's conditional ending makes a second delivery harmless); an agent
+run's next step after its request ended is one more (``{"run", "resume": true}``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ class LambdaReasoner:
         self._functions = functions
         self.function_arn = function_arn
 
-    def start(self, run: RunKey) -> None:
+    def start(self, run: RunKey, *, resume: bool = False) -> None:
+        event: dict[str, Any] = {"run": run.as_json()}
+        if resume:
+            event["resume"] = True
         with translated("The reason function", "start the run", ignore=frozenset(), unavailable=frozenset()):
             self._functions.invoke(
                 FunctionName=self.function_arn,
                 InvocationType="Event",
-                Payload=json.dumps({"run": run.as_json()}).encode("utf-8"),
+                Payload=json.dumps(event).encode("utf-8"),
             )

@@ -4,8 +4,8 @@
 - ``wait`` (the ``.waitForTaskToken`` task): ``{"token", "run": {"org", "playbook", "run_id"}}`` →
   ``park_request``: the token is kept on the open request, or the wait ends at once when the request
   has already ended.
-- ``settle`` (after the wait): ``{"run", "answered": {...}}`` or ``{"run", "error": {"Error",
-  "Cause"}}`` → ``settle_run``: the run's ending, from what the store says.
+- ``settle`` (the backstop, when the wait failed or timed out): ``{"run", "error": {"Error", "Cause"}}``
+  → ``settle_run``: what nothing else ended, ended from what the store says.
 - ``timer`` (the scheduler's target, invoked with one piece of work, or by the timer queue with a
   batch of SQS records whose bodies are work; failed records are reported for SQS to deliver again):
   ``{"work": "expire", "run"}`` → ``expire_request``; any other work goes to the type that scheduled

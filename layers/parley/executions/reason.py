@@ -2,9 +2,10 @@
 with ``{"run": {"org", "playbook", "run_id"}}`` for each reasoning run it starts, and it does the run's
 work (``parley.reasoning.running``). Idempotent: the work ends the run only while it is ``started``.
 
-An agent run that waited is taken up again by its execution's step after the wait (``{"run", "resume":
-true}``); the answer is ``{"run", "outcome"}``, with ``"outcome": "waiting"`` and ``timeout_seconds``
-when the run asked again (``parley.infrastructure.state_machine`` loops back to its wait).
+An agent run that waited is taken up again the same way (``{"run", "resume": true}``), invoked by
+whoever wrote its request's ending (the answer, the expiry, the backstop). The answer is ``{"run",
+"outcome"}``, with ``"outcome": "waiting"`` and ``timeout_seconds`` when the run asked again (its new
+wait's execution started by the step itself), for the log.
 
 Its own module, so that the wait, settle and timer functions never load the reasoning type.
 """

@@ -54,12 +54,13 @@ WORKFLOW_FUNCTION_ARN_VARIABLE: Final = "PARLEY_WORKFLOW_FUNCTION_ARN"
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
 # The mcp function (the MCP front door) makes the api function's operations through the same services,
 # so it holds each grant the api function holds.
-#: StartExecution: a run that starts waiting (run_definition, api), a reasoning run that asks a person
-#: (reason: for its first request; for a later one the execution, already running, loops back to its
-#: wait, and the start finds it exists).
-MAY_START_RUNS: Final = frozenset({"api", "mcp", "reason", "workflow"})
-#: SendTaskSuccess/SendTaskFailure: answer and cancel (api), an ending that raced ahead of the token
-#: (wait), expiry (timer). Never settle: it runs after the wait is over.
+#: StartExecution: a run that starts waiting (run_definition, api), an agent run that asks a person
+#: (reason: each request its own execution). A run a workflow calls has none (its ending answers the
+#: workflow's token), so the workflow function starts none.
+MAY_START_RUNS: Final = frozenset({"api", "mcp", "reason"})
+#: SendTaskSuccess, once the ending is written: answer and cancel (api), an ending that raced ahead of the
+#: token (wait), expiry (timer), a notification's last attempt (timer). Never settle: it runs after the
+#: wait is over.
 MAY_END_WAITS: Final = frozenset({"api", "mcp", "wait", "timer"})
 #: CreateSchedule/DeleteSchedule (and passing the scheduler's role), and the timer queue: expiries and
 #: first attempts (api), the next attempt, the check for a lost one, the next read (timer), a reasoning
@@ -73,8 +74,10 @@ MAY_RUN_NOW: Final = frozenset({"api", "mcp", "timer", "workflow"})
 MAY_READ_TOOL_SECRETS: Final = frozenset({"api", "mcp", "timer", "reason", "workflow"})
 #: Read and write the content bucket.
 MAY_KEEP_CONTENT: Final = frozenset({"api", "mcp", "timer", "settle", "reason", "workflow"})
-#: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api).
-MAY_REASON: Final = frozenset({"api", "mcp", "workflow"})
+#: lambda:InvokeFunction (asynchronous) of the reason function: a reasoning run started (api, workflow),
+#: an agent run's next step once its request was answered (api) or expired (timer), or by the backstop
+#: (settle).
+MAY_REASON: Final = frozenset({"api", "mcp", "workflow", "timer", "settle"})
 #: bedrock:InvokeModel (and …WithResponseStream) on the models the stage names: the model calls.
 MAY_CALL_MODELS: Final = frozenset({"reason"})
 #: bedrock:ListFoundationModels, when the stage names Bedrock models: list_models reads Bedrock's list.

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.clock import format_time, parse_time
 from parley.dynamo import StoreConflict
 from parley.errors import ErrorEntry, Problem
-from parley.ports.waiting import UNDELIVERED_ERROR, RunKey
+from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import new_event_id
 from parley.runs.model import Delivery, Event, Rejection, Request, Run, invalid_input
@@ -360,7 +360,7 @@ class Deliveries:
             ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(at))
             return ended, _event(events.RUN_REJECTED, at, key.run_id, {"rejection": rejection.as_json()})
 
-        self._end_notification(key, number, "undelivered", failed, rejected_run, error=UNDELIVERED_ERROR)
+        self._end_notification(key, number, "undelivered", failed, rejected_run)
         return "undelivered"
 
     # --- helpers -------------------------------------------------------------------------------------
@@ -374,11 +374,10 @@ class Deliveries:
         ending: Callable[[Run], tuple[Run, Event]],
         *,
         sent: dict[str, str] | None = None,
-        error: str | None = None,
     ) -> None:
         """A notification's last attempt ends its run too (``ending`` makes the run's end from the run
-        as it stands), then its wait: with ``error``, or as a success. A run that ended meanwhile keeps
-        its ending; the attempt's end is still recorded."""
+        as it stands), in the attempt's write; then its wait, told the ending (``standing``). A run that
+        ended meanwhile keeps its ending; the attempt's end is still recorded."""
         service = self._service
         playbook = _playbook(key)
         run = service.store.get_run(playbook, key.run_id)
@@ -389,10 +388,7 @@ class Deliveries:
         if self._end_attempt(
             playbook, key.run_id, number, standing, [attempt_end, event], sent=sent, ending=ended
         ):
-            cause = (
-                ended.rejection.detail if ended.rejection is not None else "The notification was delivered."
-            )
-            service.after_ending(playbook, key, error, cause)
+            service.after_ending(playbook, key, standing)
 
     def _end_attempt(
         self,

@@ -187,7 +187,7 @@ class Interaction:
             )
             raise runs.rejected(playbook, run, full, replacing) from None
         try:
-            runs.start_waiting(playbook, request)
+            runs.start_waiting(playbook, request, execution=run.parent is None)
         except Exception as exc:
             raise runs.abandoned(playbook, run, exc) from exc
         return run
@@ -231,19 +231,19 @@ class Interaction:
             scheduler = self.runs.ports()[1]
             scheduler.schedule(attempt_name(key, 1), self.runs.runtime.clock.now(), attempt_work(key, 1))
 
-    def resume(self, key: RunKey, run: Run, request: Request) -> str:
-        """An answered request: the run succeeds with the answer as its output."""
+    def resume(self, key: RunKey, request: Request) -> str:
+        """An answered request whose run is still ``started`` (its ending was written apart from the
+        answer by an older version, which a crash could cut in two): the run succeeds with the answer."""
         from parley.definitions.model import PlaybookRef
+        from parley.runs.answering import answered_ending
 
-        assert request.fact is not None
-        now = self.runs.runtime.clock.now()
-        fact = request.fact
-        done = replace(run, status="succeeded", output=fact.answer, finished_at=format_time(now))
-        event = run_event(
-            events.RUN_SUCCEEDED, now, key.run_id, {"output": fact.answer, "answered_by": fact.answered_by}
-        )
+        playbook = PlaybookRef(key.org, key.playbook)
+        run = self.runs.store.get_run(playbook, key.run_id)
+        if request.fact is None or run is None or run.status != "started":
+            return "unchanged"
+        done, event = answered_ending(run, request.fact, self.runs.runtime.clock.now())
         try:
-            self.runs.store.end_run(PlaybookRef(key.org, key.playbook), done, event)
+            self.runs.store.end_run(playbook, done, event)
         except StoreConflict:
             return "unchanged"
         return "succeeded"

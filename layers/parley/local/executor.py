@@ -165,21 +165,17 @@ class LocalExecutor:
         )
         self.wait_function = f"parley-wait-{suffix}"
         self.settle_function = f"parley-settle-{suffix}"
-        self.reason_function = f"parley-reason-{suffix}"
         self.workflow_function = f"parley-workflow-{suffix}"
         #: The workflow entry's ARN, in place of ``parley.workflow.engine.ENTRY_FUNCTION`` in workflows.
         self.workflow_function_arn = self.function_arn(self.workflow_function)
         self._functions = {
             self.function_arn(self.wait_function): "wait",
             self.function_arn(self.settle_function): "settle",
-            self.function_arn(self.reason_function): "reason",
             self.workflow_function_arn: "workflow",
         }
         #: The ASL it runs: the dict ``cdk deploy`` ships, with local ARNs.
         self.definition: Final = state_machine_definition(
-            self.function_arn(self.wait_function),
-            self.function_arn(self.settle_function),
-            self.function_arn(self.reason_function),
+            self.function_arn(self.wait_function), self.function_arn(self.settle_function)
         )
         self._machine = StateMachine(
             self.definition, arn=self.state_machine_arn, invoke=self._run_function, on_token=self._on_token
@@ -204,19 +200,20 @@ class LocalExecutor:
     def function_arn(name: str) -> str:
         return f"arn:aws:lambda:{LOCAL_REGION}:{LOCAL_ACCOUNT}:function:{name}"
 
-    def execution_arn(self, run: RunKey) -> str:
-        """The ARN the run's execution has (``…:execution:<state machine>:<execution name>``)."""
+    def execution_arn(self, run: RunKey, number: int = 1) -> str:
+        """The ARN the execution of the run's ``number``-th wait has (``…:execution:<state machine>:<execution
+        name>``)."""
         prefix, _, name = self.state_machine_arn.rpartition(":stateMachine:")
-        return f"{prefix}:execution:{name}:{run.execution_name}"
+        return f"{prefix}:execution:{name}:{run.wait_execution_name(number)}"
 
     # -- the Waits port --------------------------------------------------------------------------------
 
-    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
-        """Start the run's execution. A second start of a run is harmless, as on AWS: while it runs, or
-        once it has ended, the execution named after the run exists already (``ExecutionAlreadyExists``,
-        which the AWS adapter ignores) and goes on as it was."""
+    def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
+        """Start the execution of the run's ``number``-th wait. A second start is harmless, as on AWS:
+        while it runs, or once it has ended, the execution of that name exists already
+        (``ExecutionAlreadyExists``, which the AWS adapter ignores) and goes on as it was."""
         require_grant(MAY_START_RUNS, "start a run's execution (states:StartExecution)")
-        arn = self.execution_arn(run)
+        arn = self.execution_arn(run, number)
         with self._changed:
             if self._closed:
                 raise RuntimeError("the local executor is closed")
@@ -226,7 +223,7 @@ class LocalExecutor:
                     self._watched.add(arn)
                 return
             execution = execution_input(run.as_json(), timeout_seconds)
-            record = _Record(self._machine.start(arn, run.execution_name, execution), busy=True)
+            record = _Record(self._machine.start(arn, run.wait_execution_name(number), execution), busy=True)
             self._executions[arn] = record
             self._watched.add(arn)
         self._submit(record)

@@ -123,7 +123,7 @@ class LocalServer:
             self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))
             # Under the manual clock the wait's backstop follows that clock too (see parley.local.executor).
             self.executor = LocalExecutor(self.functions.invoke, scheduler=self.scheduler if manual else None)
-            self.scheduler.after_each = self.executor.settle
+            self.scheduler.after_each = self._settle
             self.runtime.waits = self.executor
             self.runtime.workflows = self.executor
             self.runtime.scheduler = self.scheduler
@@ -255,13 +255,21 @@ class LocalServer:
             LOG.warning("work due at once failed: %s", exc)
 
     def _settle(self) -> None:
-        """Let the executions the request set off arrive (parked, or ended and settled) before answering."""
+        """Let the executions and the agent runs' next steps the request set off arrive (parked, or ended
+        and settled) before answering."""
         from parley.local.executor import SettleTimeout
 
-        try:
-            self.executor.settle()
-        except SettleTimeout as exc:  # the reply stands; the log says what is stuck
-            LOG.warning("%s", exc)
+        reasoner = getattr(self, "reasoner", None)
+        for round_ in range(2):  # a step may start an execution (its new wait): that one parks too
+            try:
+                self.executor.settle()
+            except SettleTimeout as exc:  # the reply stands; the log says what is stuck
+                LOG.warning("%s", exc)
+            if reasoner is None or round_:
+                return
+            working = reasoner.settle(self.executor.settle_within)
+            if working:
+                LOG.warning("still working after %.0f s: %s", self.executor.settle_within, ", ".join(working))
 
 
 @contextlib.contextmanager

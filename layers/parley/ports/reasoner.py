@@ -2,7 +2,8 @@
 
 The api function starts a run and waits for its end up to the run wait; the run itself works in the
 ``reason`` function, which :meth:`Reasoner.start` invokes (asynchronously: the api function never waits
-on the invocation). Locally the same handler runs on a thread of ``parley serve``.
+on the invocation). An agent run whose request was answered or expired is taken up the same way, by
+whoever wrote that ending (``resume``). Locally the same handler runs on a thread of ``parley serve``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from parley.ports.waiting import RunKey
 
 
 class Reasoner(Protocol):
-    def start(self, run: RunKey) -> None:
+    def start(self, run: RunKey, *, resume: bool = False) -> None:
         """Have the run's work done (at least once: the work ends the run under a condition, so a
-        second invocation changes nothing)."""
+        second invocation changes nothing); ``resume``: an agent run's work after its request ended
+        (claimed once, so a second invocation changes nothing either)."""

@@ -2,8 +2,10 @@
 AWS (``parley.aws``), and their local twins in ``parley.local``.
 
 The store is the truth and executions only wait (``architecture.md``): a run's execution parks on a
-``.waitForTaskToken`` task whose token is kept on the request item; an answer ends the wait with
-``succeed``, an expiry or a cancel with ``fail`` under one of the errors below.
+``.waitForTaskToken`` task whose token is kept on the request item. Whatever ends the request writes the
+run's ending (or, for an agent run, the request's) first, in the write that decides it, then ends the wait
+with ``succeed`` and the ending's name: the execution has nothing left to do, so every ending answers the
+token the same way (``parley.infrastructure.state_machine``).
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Protocol
 
-#: SendTaskFailure errors (the state machine's Catch names them).
-EXPIRED_ERROR: Final = "Parley.Expired"
-CANCELLED_ERROR: Final = "Parley.Cancelled"
-#: A notification whose every delivery attempt failed.
-UNDELIVERED_ERROR: Final = "Parley.Undelivered"
+#: How a request ended, as the wait's ``succeed`` tells it (the execution's output, for its history).
+ANSWERED: Final = "answered"
+EXPIRED: Final = "expired"
+CANCELLED: Final = "cancelled"
+#: A notification delivered, or every attempt to deliver it failed.
+DELIVERED: Final = "delivered"
+UNDELIVERED: Final = "undelivered"
 
 
 @dataclass(frozen=True)
@@ -45,24 +49,28 @@ class RunKey:
 
     @property
     def execution_name(self) -> str:
-        """The Step Functions execution name: one per run, so a start is idempotent (80 chars max)."""
+        """The Step Functions execution name of the run's first wait: one per run, so a start is
+        idempotent (80 characters at most)."""
         return f"run-{self.scoped_id}"
+
+    def wait_execution_name(self, number: int) -> str:
+        """The execution name of the run's ``number``-th wait (an agent run asks again and again, each
+        wait its own execution, since a name is never used twice): the first is :attr:`execution_name`."""
+        return self.execution_name if number <= 1 else f"{self.execution_name}-{number}"
 
 
 class Waits(Protocol):
     """Executions that hold waiting runs."""
 
-    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
-        """Start the run's execution (named ``run.execution_name``; starting it twice is harmless).
+    def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
+        """Start the execution of the run's ``number``-th wait (named ``run.wait_execution_name(number)``;
+        starting it twice is harmless).
 
-        The execution parks on a task token until ``succeed``/``fail``, or until ``timeout_seconds``
-        (``expires`` plus one minute: the backstop when an expiry schedule is lost)."""
+        The execution parks on a task token until ``succeed``, or until ``timeout_seconds`` (``expires``
+        plus one minute: the backstop when an expiry schedule is lost, or a ``succeed`` never came)."""
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
         """SendTaskSuccess. A token that already ended is not an error (handlers run at least once)."""
-
-    def fail(self, token: str, error: str, cause: str) -> None:
-        """SendTaskFailure with ``error`` (``EXPIRED_ERROR`` or ``CANCELLED_ERROR``). Idempotent as above."""
 
 
 class Scheduler(Protocol):

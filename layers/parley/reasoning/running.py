@@ -166,10 +166,10 @@ class Reasoning:
             if current.status != "started" or time.monotonic() >= deadline:
                 break
             if asks:
-                # Waiting once the request is open and its execution has parked on it (its token kept),
-                # so that an answer sent at once ends the wait with SendTaskSuccess.
+                # Waiting once the request is open: an answer sent at once is taken (the answer has the
+                # next step taken, whether or not the wait's execution has parked yet).
                 request = self.runs.store.get_request(playbook, run_id)
-                if request is not None and request.token is not None:
+                if request is not None:
                     waiting = waiting_of(request)
                     if waiting is not None:
                         break
@@ -451,10 +451,16 @@ class Reasoning:
     def waiting(self, playbook: PlaybookRef, request: Request) -> None:
         return None
 
-    def resume(self, key: RunKey, run: Run, request: Request) -> str:
-        """An agent run's request was answered or expired: its execution invokes the reason function
-        again (``parley.infrastructure.state_machine``), which takes the work up (:meth:`take_up`)."""
-        return "resume"
+    def resume(self, key: RunKey, request: Request) -> str:
+        """An agent run's request was answered or expired: the reason function takes the work up
+        (:meth:`take_up`, claimed once), invoked asynchronously by whoever wrote the request's ending;
+        without a reasoner (a runtime in one process), here and now."""
+        reasoner = self.runs.runtime.reasoner
+        if reasoner is None:
+            self.take_up(key, resume=True)
+        else:
+            reasoner.start(key, resume=True)
+        return "resumed"
 
     def forget(self, key: RunKey, request: Request) -> None:
         return None

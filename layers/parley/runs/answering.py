@@ -1,26 +1,33 @@
 """Answering a request (``interaction-format.md``, "Answering a request"; ``http-api.md``:
-``answer_interaction``): the answer checked against the request's ``answer_schema``, the fact written
+``answer_interaction``): the answer checked against the request's ``answer_schema``, then the fact written
 while the request is open (exactly one of an answer, the expiry and a cancel wins: the store's
-condition), then the run's wait ended so it takes the answer at once. The same answer sent again gets
-the recorded fact; any other after the request ended is ``409``.
+condition). Where the answer ends its run (an interaction run: it succeeds with the answer as its output,
+settled as the caller that answered), the run's ending is written in the same transaction, so
+``get_run`` says ``succeeded`` as soon as the answer's ``200`` is sent, and no crash can leave the two
+apart. An agent run's answer has its next step taken at once (its type's ``resume``). Then the run's wait
+ends (``SendTaskSuccess``) and the expiry is forgotten. The same answer sent again gets the recorded fact
+(and repairs a run whose ending an older version never wrote); any other after the request ended is
+``409``.
 
 An answer read from a reply (``answer_by_reply``) takes the same path, answered by the playbook.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict, StoreContention
 from parley.errors import ErrorEntry, Problem
-from parley.ports.waiting import RunKey
+from parley.ports.waiting import ANSWERED, RunKey
 from parley.runs import events
-from parley.runs.events import new_event_id
+from parley.runs.events import new_event_id, run_event
 from parley.runs.ids import is_run_id
-from parley.runs.model import AnswerFact, Event, Request, invalid_input
+from parley.runs.model import AnswerFact, Event, Request, Run, invalid_input
 from parley.runs.reading import no_run
 from parley.runs.waiting import expiry_name
 
@@ -30,6 +37,7 @@ if TYPE_CHECKING:
     from parley.runs.service import RunService
 
 CLAIMED_FOR_MAX_BYTES: Final = 256
+LOG: Final = logging.getLogger("parley.runs")
 
 
 def answer_interaction(
@@ -60,7 +68,7 @@ def answer_interaction(
     for attempt in range(runs.write_attempts):
         fact = _answered(request, answer)
         if fact is not None:
-            _wake(runs, request)
+            _taken(runs, playbook, request, repair=True)
             return fact
         now = runs.runtime.clock.now()
         if now >= parse_time(request.expires_at):
@@ -72,14 +80,14 @@ def answer_interaction(
             raise invalid_input(errors)
         fact, event = answer_fact(now, request.run_id, answer, claimed_for, answered_by)
         try:
-            runs.store.answer_request(playbook, fact, event)
+            _record(runs, playbook, request, fact, event)
         except StoreConflict:
             request = _request_of(runs, playbook, run_id)  # it ended meanwhile: say how
             continue
         except StoreContention:
             runs.back_off(attempt)
             continue
-        _after_answer(runs, playbook, run_id)
+        _taken(runs, playbook, replace(request, state="answered", fact=fact))
         return fact
     raise Problem("unavailable", "The request kept changing while it was answered; try again.")
 
@@ -98,13 +106,13 @@ def answer_by_reply(
         answered_by = f"playbook:{playbook.playbook}"
         fact, event = answer_fact(now, run_id, answer, None, answered_by, reply=dict(reply))
         try:
-            runs.store.answer_request(playbook, fact, event)
+            _record(runs, playbook, request, fact, event)
         except StoreConflict:
             return None  # another answer, the expiry or a cancel came first
         except StoreContention:
             runs.back_off(attempt)
             continue
-        _after_answer(runs, playbook, run_id)
+        _taken(runs, playbook, replace(request, state="answered", fact=fact))
         return fact
     return None
 
@@ -129,12 +137,50 @@ def ended(run_id: str, how: str) -> Problem:
     return Problem("conflict", f"The run {run_id} takes no answer now. {how}")
 
 
-def _after_answer(runs: RunService, playbook: PlaybookRef, run_id: str) -> None:
-    """The run takes the answer at once (its wait ends, if it has parked) and the expiry is forgotten."""
-    current = runs.store.get_request(playbook, run_id)
-    if current is not None:
-        _wake(runs, current)
-    runs.ports()[1].cancel(expiry_name(RunKey(playbook.org, playbook.playbook, run_id)))
+def answered_ending(run: Run, fact: AnswerFact, moment: datetime) -> tuple[Run, Event]:
+    """The ending an answer gives a run whose requests end it: ``succeeded`` with the answer as its
+    output, and its ``run_succeeded`` (which names who answered: the run is settled as them)."""
+    done = replace(run, status="succeeded", output=fact.answer, finished_at=format_time(moment), input=None)
+    event = run_event(
+        events.RUN_SUCCEEDED, moment, run.run_id, {"output": fact.answer, "answered_by": fact.answered_by}
+    )
+    return done, event
+
+
+def _record(
+    runs: RunService, playbook: PlaybookRef, request: Request, fact: AnswerFact, event: Event
+) -> None:
+    """Write the answer, with the run's ending where the answer ends the run (one transaction)."""
+    ending = None
+    if runs.kind(request.type).requests_end_runs:
+        run = runs.store.get_run(playbook, request.run_id)
+        if run is not None and run.status == "started":
+            ending = answered_ending(run, fact, parse_time(fact.answered_at))
+    runs.store.answer_request(playbook, fact, event, ending=ending)
+
+
+def _taken(runs: RunService, playbook: PlaybookRef, request: Request, *, repair: bool = False) -> None:
+    """After the answer's write: an agent run takes its next step (its type's ``resume``), or, with
+    ``repair`` (the same answer sent again), a run whose ending an older version never wrote is ended
+    now; then the run's wait ends with the ending and the expiry is forgotten. A step that could not be
+    started leaves the wait parked: its own timeout is then the backstop that starts it."""
+    key = RunKey(playbook.org, playbook.playbook, request.run_id)
+    kind = runs.kind(request.type)
+    if repair or not kind.requests_end_runs:
+        run = runs.store.get_run(playbook, request.run_id)
+        if run is not None and run.status == "started":
+            try:
+                kind.resume(key, request)
+            except Exception:
+                LOG.exception("run %s could not take its answer now; its wait's backstop will", key.run_id)
+                return
+    token = request.token
+    if token is None:  # parked since it was read? (else parking finds the request ended and ends itself)
+        current = runs.store.get_request(playbook, request.run_id)
+        token = current.token if current is not None else None
+    if token is not None:
+        runs.ports()[0].succeed(token, {"ending": ANSWERED})
+    runs.ports()[1].cancel(expiry_name(key))
 
 
 def _request_of(runs: RunService, playbook: PlaybookRef, run_id: str) -> Request:
@@ -174,9 +220,3 @@ def _answered(request: Request, answer: Any) -> AnswerFact | None:
     if request.state == "cancelled":
         raise ended(request.run_id, "It was cancelled.")
     return None
-
-
-def _wake(runs: RunService, request: Request) -> None:
-    """End the execution's wait with the answer, if it has parked (else parking does it)."""
-    if request.token is not None and request.fact is not None:
-        runs.ports()[0].succeed(request.token, {"answer_id": request.fact.answer_id})

@@ -1,17 +1,20 @@
 """How a waiting run ends, whatever its type (``interaction-format.md``, "How a run ends"):
 
-- ``cancel_run``: the request ends ``cancelled`` and the run ``rejected`` as cancelled (a run at work
-  that holds no request, such as a reasoning run, ends so at once);
-- ``expire_request`` (the timer's work): an open request past its time ends ``expired``, the run
-  ``rejected`` as ``unanswered``, kind ``expired`` — or, for a type whose requests do not end its runs
-  (an agent run), ``request_expired`` while the run goes on;
+- ``cancel_run``: the request ends ``cancelled`` and the run ``rejected`` as cancelled, in one write (a
+  run at work that holds no request, such as a reasoning run, ends so at once);
+- ``expire_request`` (the timer's work): an open request past its time ends ``expired`` and the run
+  ``rejected`` as ``unanswered``, kind ``expired``, in one write — or, for a type whose requests do not
+  end its runs (an agent run), ``request_expired`` while the run goes on, its next step taken at once;
 - ``park_request`` (the execution's wait task): the task token kept on the open request, or the wait
   ended at once when the request ended first;
-- ``settle_run`` (the execution's settle step): an answered run resumed by its type (an agent run's
-  expired request too); the backstop (the wait's own timeout) expires a request whose expiry was lost.
+- ``settle_run`` (the execution's backstop, when its wait timed out): what nothing else ended is ended
+  from what the store says — an open request past its time expires, an answered request whose run never
+  took it is taken (data an older version wrote), an agent run's ended request has its next step taken.
 
 Exactly one of an answer, the expiry and a cancel moves the request from ``open`` (the store's
-condition); the others are told ``409`` (the timer does nothing). Every step is idempotent.
+condition); the others are told ``409`` (the timer does nothing). Every ending is written before the
+wait's token is answered (``SendTaskSuccess`` with the ending's name), so a crash between the two leaves
+a run that has ended and an execution whose own timeout ends it. Every step is idempotent.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from parley.clock import format_time, parse_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict, StoreContention
 from parley.errors import ErrorEntry, Problem
-from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, UNDELIVERED_ERROR, RunKey
+from parley.ports.waiting import CANCELLED, EXPIRED, RunKey
 from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.kinds import CALLER_TYPE
-from parley.runs.model import Rejection, Run, invalid_input
+from parley.runs.model import Rejection, Request, Run, invalid_input
 from parley.runs.reading import get_run
 from parley.runs.waiting import TIMEOUT_ERROR, expiry_name
 
@@ -105,7 +108,7 @@ def cancel_run(
         except StoreContention:
             runs.back_off(attempt)
             continue
-        after_ending(runs, playbook, RunKey(playbook.org, playbook.playbook, run_id), CANCELLED_ERROR, detail)
+        after_ending(runs, playbook, RunKey(playbook.org, playbook.playbook, run_id), CANCELLED)
         return ended
     raise Problem("unavailable", "The run kept changing while it was cancelled; try again.")
 
@@ -116,9 +119,9 @@ def expire_request(runs: RunService, key: RunKey) -> str:
     return runs.retrying(lambda: _expire(runs, key, due=True))
 
 
-def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
-    """End an open request as expired. ``end_wait`` is false for the settle step's backstop: the
-    wait is over already, and settle may not call SendTask* (least privilege)."""
+def _expire(runs: RunService, key: RunKey, *, due: bool) -> str:
+    """End an open request as expired (``due``: only once its time has come; the backstop expires it
+    whatever the clock says, a minute after it). What happened: ``expired`` or ``unchanged``."""
     playbook = PlaybookRef(key.org, key.playbook)
     request = runs.store.get_request(playbook, key.run_id)
     run = runs.store.get_run(playbook, key.run_id)
@@ -128,9 +131,10 @@ def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) 
     if due and now < parse_time(request.expires_at):
         return "unchanged"
     detail = f"Nobody answered the request before it expired at {request.expires_at}."
-    if not runs.kind(run.type).requests_end_runs:
-        # An agent run's request: it ends ``request_expired``, the run goes on (agent-runs.md) when its
-        # execution settles and resumes it.
+    kind = runs.kind(run.type)
+    if not kind.requests_end_runs:
+        # An agent run's request: it ends ``request_expired``, the run goes on (agent-runs.md): its next
+        # step is taken at once, the model told that nobody answered.
         expired = run_event(
             events.REQUEST_EXPIRED, now, key.run_id, {"expires_at": request.expires_at, "detail": detail}
         )
@@ -140,8 +144,8 @@ def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) 
             )
         except StoreConflict:
             return "unchanged"
-        if end_wait:
-            after_ending(runs, playbook, key, EXPIRED_ERROR, detail)
+        kind.resume(key, replace(request, state="expired"))
+        after_ending(runs, playbook, key, EXPIRED)
         return "expired"
     rejection = Rejection("unanswered", detail, kind="expired")
     ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now))
@@ -150,22 +154,18 @@ def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) 
         runs.store.end_request(playbook, ended, "expired", event, due_by=format_time(now) if due else None)
     except StoreConflict:
         return "unchanged"  # answered or cancelled first: the timer does nothing
-    if end_wait:
-        after_ending(runs, playbook, key, EXPIRED_ERROR, detail)
+    after_ending(runs, playbook, key, EXPIRED)
     return "expired"
 
 
-def after_ending(runs: RunService, playbook: PlaybookRef, key: RunKey, error: str | None, cause: str) -> None:
-    """End the execution's wait (if it has parked; else parking does it): with ``error``, or as a
-    success (a notification delivered); forget the expiry and the type's pending work."""
+def after_ending(runs: RunService, playbook: PlaybookRef, key: RunKey, ending: str) -> None:
+    """Once the ending is written: end the execution's wait with it (if it has parked; else parking
+    finds the request ended and does it), forget the expiry and the type's pending work."""
     waits, scheduler = runs.ports()
     request = runs.store.get_request(playbook, key.run_id)
     if request is not None and request.token is not None:
-        if error is None:
-            waits.succeed(request.token, {"delivered": True})
-        else:
-            waits.fail(request.token, error, cause)
-    if error != EXPIRED_ERROR:
+        waits.succeed(request.token, {"ending": ending})
+    if ending != EXPIRED:
         scheduler.cancel(expiry_name(key))
     if request is not None:
         runs.kind(request.type).forget(key, request)
@@ -173,34 +173,28 @@ def after_ending(runs: RunService, playbook: PlaybookRef, key: RunKey, error: st
 
 def park_request(runs: RunService, key: RunKey, token: str) -> str:
     """The wait task: keep the token on the open request; if the request has already ended (its
-    ending raced ahead of the token), end the wait now. Returns ``parked`` or the ending."""
+    ending raced ahead of the token), end the wait now with that ending — first taking an answer whose
+    run never took it (data an older version wrote). Returns ``parked`` or the request's state."""
     playbook = PlaybookRef(key.org, key.playbook)
     try:
         runs.store.keep_token(playbook, key.run_id, token)
         return "parked"
     except StoreConflict:
         pass
-    waits = runs.ports()[0]
     request = runs.store.get_request(playbook, key.run_id)
     if request is None:
-        waits.fail(token, CANCELLED_ERROR, f"The run {key.run_id} has no request.")
+        runs.ports()[0].succeed(token, {"ending": CANCELLED})
         return "gone"
-    if request.state == "answered" and request.fact is not None:
-        waits.succeed(token, {"answer_id": request.fact.answer_id})
-    elif request.state == "delivered":
-        waits.succeed(token, {"delivered": True})
-    elif request.state == "undelivered":
-        waits.fail(token, UNDELIVERED_ERROR, "Every attempt to deliver the notification failed.")
-    elif request.state == "expired":
-        waits.fail(token, EXPIRED_ERROR, f"The request expired at {request.expires_at}.")
-    else:
-        waits.fail(token, CANCELLED_ERROR, "The run was cancelled.")
+    if request.state == "answered" and runs.kind(request.type).requests_end_runs:
+        runs.retrying(lambda: _take(runs, key, request))
+    runs.ports()[0].succeed(token, {"ending": request.state})
     return request.state
 
 
 def settle_run(runs: RunService, key: RunKey, error: str | None) -> str:
-    """The settle step: write the run's ending from what the store says (idempotent). Returns
-    ``succeeded``, ``expired`` (the backstop expired it), or ``unchanged``."""
+    """The backstop, when the execution's wait failed (its timeout ran out: a lost expiry or a lost
+    ``SendTaskSuccess``): end from what the store says what nothing else has (idempotent). Returns
+    ``expired``, ``succeeded`` or ``resumed`` (what it ended or took up), or ``unchanged``."""
     return runs.retrying(lambda: _settle(runs, key, error))
 
 
@@ -210,15 +204,19 @@ def _settle(runs: RunService, key: RunKey, error: str | None) -> str:
     request = runs.store.get_request(playbook, key.run_id)
     if run is None or run.status != "started" or request is None:
         return "unchanged"
-    kind = runs.kind(run.type)
-    if request.state == "answered" and request.fact is not None:
-        return kind.resume(key, run, request)
-    if request.state == "open" and error == TIMEOUT_ERROR:
-        # The backstop: the expiry's schedule was lost, and the wait ran out a minute after it.
-        outcome = _expire(runs, key, due=False, end_wait=False)
-        if outcome != "expired" or kind.requests_end_runs:
-            return outcome
-        request = runs.store.get_request(playbook, key.run_id) or request
-    if request.state == "expired" and not kind.requests_end_runs:
-        return kind.resume(key, run, request)
+    if request.state == "open":
+        # The expiry's schedule was lost, and the wait ran out a minute after it.
+        return _expire(runs, key, due=False) if error == TIMEOUT_ERROR else "unchanged"
+    if request.state == "answered" or (
+        request.state == "expired" and not runs.kind(run.type).requests_end_runs
+    ):
+        return _take(runs, key, request)
     return "unchanged"
+
+
+def _take(runs: RunService, key: RunKey, request: Request) -> str:
+    """The run takes its request's ending if it is still ``started`` (its type's ``resume``)."""
+    run = runs.store.get_run(PlaybookRef(key.org, key.playbook), key.run_id)
+    if run is None or run.status != "started":
+        return "unchanged"
+    return runs.kind(run.type).resume(key, request)

@@ -133,6 +133,7 @@ def request_from(data: Mapping[str, Any]) -> Request:
         reply_refusals=int(data.get("reply_refusals", 0)),
         tellings=int(data.get("tellings", 0)),
         asked=json.loads(data["asked"]) if data.get("asked") else None,
+        number=int(data.get("number", 1)),
     )
 
 

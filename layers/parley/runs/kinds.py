@@ -69,10 +69,12 @@ class FunctionKind(Protocol):
         """The run's wait has (re)started: schedule what the type does while it waits (idempotent)."""
         ...
 
-    def resume(self, key: RunKey, run: Run, request: Request) -> str:
-        """The run's wait ended with its request answered (or, where requests do not end runs, expired):
-        take the answer (``settled`` or ``unchanged``), or ``resume``: the run's execution invokes the
-        type's work again (``parley.infrastructure.state_machine``)."""
+    def resume(self, key: RunKey, request: Request) -> str:
+        """The run's request ended (answered, or, where requests do not end runs, expired) and the run,
+        still ``started``, has not taken it: an agent run has its next step taken (``resumed``: the
+        ``reason`` function is invoked, idempotent by its claim); a run whose requests end it takes the
+        answer now (``succeeded``: its ending was never written, by data an older version wrote) or
+        ``unchanged``."""
         ...
 
     def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:

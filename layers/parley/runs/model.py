@@ -277,6 +277,9 @@ class Request:
     #: What an agent run asks (``agent-runs.md``): ``{"question": {...}}`` or ``{"approval": {server, tool,
     #: arguments}}``, shown beside the request in ``list_interactions``; ``None`` for other requests.
     asked: dict[str, Any] | None = None
+    #: Which of its run's requests this is (an agent run asks again and again; every other run once): its
+    #: wait's execution is named after it (``RunKey.wait_execution_name``).
+    number: int = 1
 
     @property
     def waiting_for(self) -> str:

@@ -37,7 +37,7 @@ def recorded(
             return shown
         request = runs.store.get_request(playbook, run.run_id)
         if request is not None and request.state == "open":
-            runs.start_waiting(playbook, request)
+            runs.start_waiting(playbook, request, execution=run.parent is None)
         return shown
     if run.status == "succeeded":
         return shown

@@ -313,10 +313,19 @@ class DynamoRunStore:
                 ExpressionAttributeValues={":token": {"S": token}, ":open": {"S": "open"}},
             )
 
-    def answer_request(self, playbook: PlaybookRef, fact: AnswerFact, event: Event) -> None:
+    def answer_request(
+        self,
+        playbook: PlaybookRef,
+        fact: AnswerFact,
+        event: Event,
+        *,
+        ending: tuple[Run, Event] | None = None,
+    ) -> None:
         """Record the answer: the request from ``open`` (and not yet expired at ``answered_at``) to
-        ``answered``, out of the list, ``request_answered``, the counter's decrement.
-        :class:`StoreConflict` when the request is no longer open."""
+        ``answered``, out of the list, ``request_answered``, the counter's decrement — and, with
+        ``ending`` (a run the answer ends: ``succeeded``, and its ``run_succeeded``), the run's ending
+        while it is ``started``, all in one transaction: the fact and the ending it decides are never
+        apart. :class:`StoreConflict` when the request is no longer open (or the run has ended)."""
         update: TransactWriteItemTypeDef = {
             "Update": {
                 "TableName": self._table,
@@ -350,7 +359,12 @@ class DynamoRunStore:
                 },
             }
         }
-        self._transact([update, self._put_event(playbook, event), self._decrement(playbook)])
+        items = [update, self._put_event(playbook, event), self._decrement(playbook)]
+        if ending is not None:
+            items += [self._end_run(playbook, ending[0]), self._put_event(playbook, ending[1])]
+        self._transact(items)
+        if ending is not None:
+            self._told(playbook, ending[0])
 
     def end_request(
         self,
@@ -688,6 +702,8 @@ class DynamoRunStore:
             values["delivery"] = _json(request.delivery.as_json())
         if request.asked is not None:
             values["asked"] = _json(request.asked)
+        if request.number != 1:
+            values["number"] = request.number
         return {
             "Put": {
                 "TableName": self._table,

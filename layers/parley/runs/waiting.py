@@ -1,7 +1,11 @@
 """A run that waits (``architecture.md``: the store is the truth; executions only wait): its expiry
 scheduled and its execution started, both idempotent by name, with the execution's own timeout
 (``expires`` plus a minute) as the backstop of a lost expiry; then the type schedules what it does
-while the run waits (``FunctionKind.waiting``)."""
+while the run waits (``FunctionKind.waiting``).
+
+A run a workflow called starts no execution (issue 26): its ending answers the workflow's task token,
+which is the wait that matters, and the workflow's own bounds (its ``timeout``, the operator's longest
+duration) end whatever it still waits for."""
 
 from __future__ import annotations
 
@@ -31,15 +35,18 @@ def expiry_name(key: RunKey) -> str:
     return f"expire-{key.scoped_id}"
 
 
-def start_waiting(runs: RunService, playbook: PlaybookRef, request: Request) -> None:
-    """Schedule the expiry and start the run's execution (both idempotent by name), then let the type
-    schedule its own work."""
+def start_waiting(
+    runs: RunService, playbook: PlaybookRef, request: Request, *, execution: bool = True
+) -> None:
+    """Schedule the expiry and (``execution``: a run no workflow called) start the execution of the run's
+    wait (both idempotent by name), then let the type schedule its own work."""
     waits, scheduler = runs.ports()
     key = RunKey(playbook.org, playbook.playbook, request.run_id)
     expires_at = parse_time(request.expires_at)
     scheduler.schedule(expiry_name(key), expires_at, {"work": "expire", "run": key.as_json()})
-    seconds = max(1, round((expires_at - parse_time(request.requested_at)).total_seconds()))
-    waits.start(key, timeout_seconds=seconds + BACKSTOP_SECONDS)
+    if execution:
+        seconds = max(1, round((expires_at - parse_time(request.requested_at)).total_seconds()))
+        waits.start(key, timeout_seconds=seconds + BACKSTOP_SECONDS, number=request.number)
     runs.kind(request.type).waiting(playbook, request)
 
 

@@ -108,7 +108,7 @@ class Workflows:
     def waiting(self, playbook: PlaybookRef, request: Request) -> None:
         return None
 
-    def resume(self, key: RunKey, run: Run, request: Request) -> str:
+    def resume(self, key: RunKey, request: Request) -> str:
         return "unchanged"
 
     def answer_errors(self, request: Request, answer: Any) -> list[_ErrorEntry]:

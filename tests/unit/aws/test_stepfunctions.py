@@ -12,10 +12,10 @@ import pytest
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 from botocore.stub import Stubber
 
-from parley.aws.stepfunctions import MAX_CAUSE, StepFunctionsWaits
+from parley.aws.stepfunctions import StepFunctionsWaits
 from parley.errors import Problem
 from parley.infrastructure.state_machine import state_machine_json
-from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+from parley.ports.waiting import RunKey
 
 RUN = RunKey("acme", "campaigns", "7f1c1a8e-3f3b-4c63-9a40-0b4b3bfcd2a1")
 ACCOUNT = "123456789012"
@@ -39,7 +39,7 @@ def moto_sfn() -> Iterator[tuple[Any, str]]:
         client = _client()
         arn = client.create_state_machine(
             name="parley-test-runs",
-            definition=state_machine_json(f"{LAMBDA}-wait", f"{LAMBDA}-settle", f"{LAMBDA}-reason"),
+            definition=state_machine_json(f"{LAMBDA}-wait", f"{LAMBDA}-settle"),
             roleArn=f"arn:aws:iam::{ACCOUNT}:role/runs",
             type="STANDARD",
         )["stateMachineArn"]
@@ -83,6 +83,19 @@ def test_starting_a_run_whose_execution_ended_is_harmless(moto_sfn: tuple[Any, s
     assert [e["status"] for e in executions] == ["ABORTED"]
 
 
+def test_each_later_wait_of_a_run_is_an_execution_of_its_own(moto_sfn: tuple[Any, str]) -> None:
+    client, arn = moto_sfn
+    waits = StepFunctionsWaits(client, arn)
+
+    for number in (1, 2, 3, 2):
+        waits.start(RUN, timeout_seconds=3600, number=number)
+
+    names = sorted(e["name"] for e in client.list_executions(stateMachineArn=arn)["executions"])
+    assert names == [RUN.execution_name, f"{RUN.execution_name}-2", f"{RUN.execution_name}-3"]
+    assert waits.execution_arn(RUN, 3).endswith(f":{RUN.execution_name}-3")
+    assert all(len(name) <= 80 for name in names)
+
+
 def test_a_timeout_outside_what_a_run_may_wait_is_refused(moto_sfn: tuple[Any, str]) -> None:
     client, arn = moto_sfn
     with pytest.raises(ValueError, match="waits 1 to"):
@@ -114,38 +127,22 @@ def _stubbed() -> tuple[StepFunctionsWaits, Stubber]:
     )
 
 
-def test_succeed_sends_the_output_as_json() -> None:
+def test_succeed_sends_the_ending_as_json() -> None:
     waits, stub = _stubbed()
     stub.add_response(
-        "send_task_success", {}, {"taskToken": "token-1", "output": json.dumps({"answer_id": "a1"})}
+        "send_task_success", {}, {"taskToken": "token-1", "output": json.dumps({"ending": "expired"})}
     )
     with stub:
-        waits.succeed("token-1", {"answer_id": "a1"})
-    stub.assert_no_pending_responses()
-
-
-def test_fail_sends_the_error_and_a_cause_cut_to_what_step_functions_takes() -> None:
-    waits, stub = _stubbed()
-    cause = "x" * (MAX_CAUSE + 10)
-    stub.add_response(
-        "send_task_failure", {}, {"taskToken": "token-1", "error": EXPIRED_ERROR, "cause": "x" * MAX_CAUSE}
-    )
-    with stub:
-        waits.fail("token-1", EXPIRED_ERROR, cause)
+        waits.succeed("token-1", {"ending": "expired"})
     stub.assert_no_pending_responses()
 
 
 @pytest.mark.parametrize("code", ["TaskTimedOut", "InvalidToken", "TaskDoesNotExist"])
-@pytest.mark.parametrize("call", ["succeed", "fail"])
-def test_a_token_that_already_ended_is_not_an_error(code: str, call: str) -> None:
+def test_a_token_that_already_ended_is_not_an_error(code: str) -> None:
     waits, stub = _stubbed()
-    operation = "send_task_success" if call == "succeed" else "send_task_failure"
-    stub.add_client_error(operation, service_error_code=code, http_status_code=400)
+    stub.add_client_error("send_task_success", service_error_code=code, http_status_code=400)
     with stub:
-        if call == "succeed":
-            waits.succeed("spent", {"answer_id": "a1"})
-        else:
-            waits.fail("spent", CANCELLED_ERROR, "The run was cancelled.")
+        waits.succeed("spent", {"ending": "answered"})
     stub.assert_no_pending_responses()
 
 
@@ -196,6 +193,6 @@ def test_an_unreachable_service_is_unavailable(error: Exception) -> None:
     waits = StepFunctionsWaits(_Unreachable(error), "arn:aws:states:us-east-1:1:stateMachine:x")  # type: ignore[arg-type]
 
     with pytest.raises(Problem) as raised:
-        waits.fail("token-1", EXPIRED_ERROR, "expired")
+        waits.succeed("token-1", {"ending": "expired"})
 
     assert raised.value.reason == "unavailable"

@@ -1,7 +1,8 @@
-"""The run's state machine as ASL (``parley.infrastructure.state_machine``): the wait, the settle steps, and
-the loop of a reasoning run that resumes after its wait and may wait again (agent-runs.md, "A run that
-waits"). What it does when run is checked in moto (``tests/unit/local/test_executor``); what CDK deploys,
-in ``tests/cdk/test_stack``."""
+"""The run's state machine as ASL (``parley.infrastructure.state_machine``): the execution only waits.
+Every ending is written before the token is answered, so a wait answered by anything ends the execution
+in its one state; only a wait that failed (its own timeout: the backstop) goes on to the settle step.
+What it does when run is checked in moto (``tests/unit/local/test_executor``); what CDK deploys, in
+``tests/cdk/test_stack``."""
 
 from __future__ import annotations
 
@@ -10,32 +11,24 @@ from typing import Any
 
 import pytest
 
-from parley.infrastructure.functions import function_named
 from parley.infrastructure.state_machine import (
     INVOKE_RESOURCE,
     LAMBDA_SERVICE_ERRORS,
     MAX_TIMEOUT_SECONDS,
-    RESUME_CHOICE_STATE,
-    RESUME_STATE,
-    RESUME_TIMEOUT_SECONDS,
-    SETTLE_ANSWER_STATE,
     SETTLE_ENDING_STATE,
-    SETTLED_STATE,
-    WAIT_AGAIN_STATE,
     WAIT_FOR_TOKEN_RESOURCE,
     WAIT_STATE,
-    WAITING_AGAIN_STATE,
     execution_input,
     state_machine_definition,
     state_machine_json,
 )
 
-WAIT, SETTLE, REASON = "arn:wait", "arn:settle", "arn:reason"
+WAIT, SETTLE = "arn:wait", "arn:settle"
 
 
 @pytest.fixture
 def states() -> dict[str, Any]:
-    definition = state_machine_definition(WAIT, SETTLE, REASON)
+    definition = state_machine_definition(WAIT, SETTLE)
     assert definition["StartAt"] == WAIT_STATE
     assert definition["QueryLanguage"] == "JSONPath"
     found: dict[str, Any] = definition["States"]
@@ -54,27 +47,15 @@ def _walk(value: Any) -> list[Any]:
     return found
 
 
-def test_the_states_and_where_each_goes(states: dict[str, Any]) -> None:
+def test_two_states_the_wait_ends_the_execution_and_only_its_failure_settles(states: dict[str, Any]) -> None:
     def targets(state: dict[str, Any]) -> set[str]:
-        nexts = {state.get("Next"), state.get("Default")}
-        nexts |= {c["Next"] for c in state.get("Catch", [])} | {c["Next"] for c in state.get("Choices", [])}
+        nexts = {state.get("Next")} | {c["Next"] for c in state.get("Catch", [])}
         return {n for n in nexts if n is not None}
 
-    assert {name: (state["Type"], targets(state)) for name, state in states.items()} == {
-        WAIT_STATE: ("Task", {SETTLE_ANSWER_STATE, SETTLE_ENDING_STATE}),
-        SETTLE_ANSWER_STATE: ("Task", {RESUME_CHOICE_STATE}),
-        SETTLE_ENDING_STATE: ("Task", {RESUME_CHOICE_STATE}),
-        RESUME_CHOICE_STATE: ("Choice", {RESUME_STATE, SETTLED_STATE}),
-        RESUME_STATE: ("Task", {WAITING_AGAIN_STATE, SETTLED_STATE}),
-        WAITING_AGAIN_STATE: ("Choice", {WAIT_AGAIN_STATE, SETTLED_STATE}),
-        WAIT_AGAIN_STATE: ("Pass", {WAIT_STATE}),
-        SETTLED_STATE: ("Succeed", set()),
+    assert {name: (state["Type"], targets(state), state.get("End")) for name, state in states.items()} == {
+        WAIT_STATE: ("Task", {SETTLE_ENDING_STATE}, True),
+        SETTLE_ENDING_STATE: ("Task", set(), True),
     }
-    assert (RESUME_CHOICE_STATE, RESUME_STATE, WAITING_AGAIN_STATE) == (
-        "Resume?",
-        "Resume the run",
-        "Waiting again?",
-    )
 
 
 def test_jsonpath_only_no_wait_states_and_no_null_result_paths(states: dict[str, Any]) -> None:
@@ -95,90 +76,28 @@ def test_the_wait_parks_on_a_token_with_the_inputs_timeout(states: dict[str, Any
         "Payload": {"token.$": "$$.Task.Token", "run.$": "$.run"},
     }
     assert wait["TimeoutSecondsPath"] == "$.timeout_seconds"
+    (retry,) = wait["Retry"]
+    assert retry["ErrorEquals"] == list(LAMBDA_SERVICE_ERRORS)
     assert wait["Catch"] == [
         {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": SETTLE_ENDING_STATE}
     ]
 
 
-def test_both_settle_steps_keep_the_outcome_and_go_to_the_choice(states: dict[str, Any]) -> None:
-    answer, ending = states[SETTLE_ANSWER_STATE], states[SETTLE_ENDING_STATE]
+def test_the_backstop_settles_from_the_store_and_is_retried(states: dict[str, Any]) -> None:
+    settle = states[SETTLE_ENDING_STATE]
 
-    for settle in (answer, ending):
-        assert settle["Resource"] == INVOKE_RESOURCE
-        assert settle["Parameters"]["FunctionName"] == SETTLE
-        assert settle["ResultSelector"] == {"outcome.$": "$.Payload"}
-        assert settle["ResultPath"] == "$.settled"
-        assert settle["Retry"][-1]["ErrorEquals"] == ["States.ALL"]  # settling is idempotent
-        assert settle["Next"] == RESUME_CHOICE_STATE
-    assert answer["Parameters"]["Payload"] == {"run.$": "$.run", "answered.$": "$.answered"}
-    assert ending["Parameters"]["Payload"] == {"run.$": "$.run", "error.$": "$.error"}
-
-
-def _condition(rule: dict[str, Any]) -> tuple[str, str]:
-    """A rule's ``(variable, expected word)``: a StringEquals guarded by IsPresent."""
-    present, equals = rule["And"]
-    assert present == {"Variable": equals["Variable"], "IsPresent": True}
-    return equals["Variable"], equals["StringEquals"]
-
-
-def test_settles_outcome_resume_resumes_and_anything_else_is_settled(states: dict[str, Any]) -> None:
-    choice = states[RESUME_CHOICE_STATE]
-    (rule,) = choice["Choices"]
-
-    assert _condition(rule) == ("$.settled.outcome.outcome", "resume")
-    assert rule["Next"] == RESUME_STATE
-    assert choice["Default"] == SETTLED_STATE
-
-
-def test_the_resumption_invokes_the_reason_function_synchronously(states: dict[str, Any]) -> None:
-    resume = states[RESUME_STATE]
-
-    assert resume["Resource"] == INVOKE_RESOURCE  # not .waitForTaskToken, not asynchronous
-    assert resume["Parameters"] == {"FunctionName": REASON, "Payload": {"run.$": "$.run", "resume": True}}
-    assert resume["ResultSelector"] == {"outcome.$": "$.Payload"}
-    assert resume["ResultPath"] == "$.resumed"
-    assert resume["Next"] == WAITING_AGAIN_STATE
-
-
-def test_the_resumption_outlasts_the_reason_function_and_is_never_run_again_blindly(
-    states: dict[str, Any],
-) -> None:
-    resume = states[RESUME_STATE]
-
-    assert resume["TimeoutSeconds"] == RESUME_TIMEOUT_SECONDS == 960
-    assert function_named("reason").timeout_s < RESUME_TIMEOUT_SECONDS
-    # Only the Lambda service's own errors: the step may send a call a person approved.
-    (retry,) = resume["Retry"]
-    assert retry["ErrorEquals"] == list(LAMBDA_SERVICE_ERRORS)
-    assert "States.ALL" not in json.dumps(resume["Retry"])
-    # Any failure ends the execution; the run's own backstop ends the run.
-    (catch,) = resume["Catch"]
-    assert catch["ErrorEquals"] == ["States.ALL"]
-    assert catch["Next"] == SETTLED_STATE
-    assert catch["ResultPath"] not in ("$", "$.run", "$.resumed")
-
-
-def test_a_resumption_that_waits_again_goes_back_to_the_wait_with_a_fresh_input(
-    states: dict[str, Any],
-) -> None:
-    choice = states[WAITING_AGAIN_STATE]
-    (rule,) = choice["Choices"]
-    again = states[WAIT_AGAIN_STATE]
-
-    assert _condition(rule) == ("$.resumed.outcome.outcome", "waiting")
-    assert rule["Next"] == WAIT_AGAIN_STATE
-    assert choice["Default"] == SETTLED_STATE
-    # The execution's input again, as the wait reads it: the run and the new request's timeout.
-    assert again["Parameters"] == {"run.$": "$.run", "timeout_seconds.$": "$.resumed.outcome.timeout_seconds"}
-    assert "ResultPath" not in again and "Result" not in again
-    assert again["Next"] == WAIT_STATE
-    assert set(again["Parameters"]) == {f"{key}.$" for key in execution_input({"run_id": "r"}, 60)}
+    assert settle["Resource"] == INVOKE_RESOURCE
+    assert settle["Parameters"] == {
+        "FunctionName": SETTLE,
+        "Payload": {"run.$": "$.run", "error.$": "$.error"},
+    }
+    assert settle["ResultSelector"] == {"outcome.$": "$.Payload"}
+    assert settle["ResultPath"] == "$.settled"
+    assert settle["Retry"][-1]["ErrorEquals"] == ["States.ALL"]  # settling is idempotent
 
 
 def test_the_json_is_the_definition() -> None:
-    assert json.loads(state_machine_json(WAIT, SETTLE, REASON)) == state_machine_definition(
-        WAIT, SETTLE, REASON
-    )
+    assert json.loads(state_machine_json(WAIT, SETTLE)) == state_machine_definition(WAIT, SETTLE)
 
 
 @pytest.mark.parametrize("seconds", [0, MAX_TIMEOUT_SECONDS + 1])

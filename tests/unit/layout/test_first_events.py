@@ -148,7 +148,7 @@ def test_the_mcp_functions_first_requests_load_neither_the_mcp_package_nor_pydan
     ("function", "event"),
     [
         ("wait", "stepfunctions/wait.json"),
-        ("settle", "stepfunctions/settle_answered.json"),
+        ("settle", "stepfunctions/settle_timeout.json"),
         ("timer", "scheduler/expire.json"),
     ],
 )

@@ -1,6 +1,6 @@
 """The local executor: the local interpreter (``parley.local.steps``) runs the state machine of
-``parley.infrastructure.state_machine``, its Lambda tasks run by stand-in wait, settle and reason handlers
-(the real ones are exercised in ``test_server``)."""
+``parley.infrastructure.state_machine``, its Lambda tasks run by stand-in wait and settle handlers (the
+real ones are exercised in ``test_server``)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,20 @@ from typing import Any
 import pytest
 
 from parley.clock import ManualClock
-from parley.infrastructure.state_machine import (
-    RESUME_CHOICE_STATE,
-    SETTLE_ANSWER_STATE,
-    SETTLED_STATE,
-    WAIT_STATE,
-    state_machine_definition,
-)
+from parley.infrastructure.state_machine import WAIT_STATE, state_machine_definition
 from parley.local.clock_routes import advance
 from parley.local.executor import TIMEOUT_ERROR, WORKERS, LocalExecutor, SettleTimeout, local_aws
 from parley.local.scheduler import LocalScheduler
-from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+from parley.ports.waiting import RunKey
 
 RUN = RunKey("acme", "campaigns", "7f1c1a8e-3f3b-4c63-9a40-0b4b3bfcd2a1")
 
 
 class Functions:
-    """Stand-ins for the wait, settle and reason functions: they record what they were called with.
+    """Stand-ins for the wait and settle functions: they record what they were called with.
 
     Settle answers ``outcomes`` in turn (then ``settled``): a word as the real one does, ``{"run",
-    "outcome"}``, anything else as it is. Reason answers ``on_reason(event)``.
+    "outcome"}``, anything else as it is.
     """
 
     def __init__(self) -> None:
@@ -40,7 +34,6 @@ class Functions:
         self.tokens: dict[str, str] = {}  # run id -> token
         self.on_wait: Callable[[Any], Any] = lambda event: {"outcome": "parked"}
         self.outcomes: list[Any] = []
-        self.on_reason: Callable[[Any], Any] = lambda event: {"run": event["run"], "outcome": "succeeded"}
         self.settle_seconds = 0.0
         self.lock = threading.Lock()
 
@@ -50,8 +43,6 @@ class Functions:
         if name == "wait":
             self.tokens[event["run"]["run_id"]] = event["token"]
             return self.on_wait(event)
-        if name == "reason":
-            return self.on_reason(event)
         time.sleep(self.settle_seconds)  # a settle step that takes a while: settle() must wait for it
         with self.lock:
             self.calls.append(("settled", event))
@@ -84,9 +75,7 @@ def status(executor: LocalExecutor, run: RunKey = RUN) -> str:
 
 def test_the_state_machine_is_the_one_definition(executor: LocalExecutor) -> None:
     assert executor.definition == state_machine_definition(
-        executor.function_arn(executor.wait_function),
-        executor.function_arn(executor.settle_function),
-        executor.function_arn(executor.reason_function),
+        executor.function_arn(executor.wait_function), executor.function_arn(executor.settle_function)
     )
 
 
@@ -109,7 +98,7 @@ def test_the_history_lists_the_states_as_step_functions_does(
 ) -> None:
     executor.start(RUN, timeout_seconds=3600)
     executor.settle()
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    executor.succeed(functions.tokens[RUN.run_id], {"ending": "answered"})
     executor.settle()
 
     assert [(e["type"], e["name"]) for e in executor.history(RUN)] == [
@@ -120,15 +109,6 @@ def test_the_history_lists_the_states_as_step_functions_does(
         ("TaskSubmitted", WAIT_STATE),
         ("TaskSucceeded", WAIT_STATE),
         ("TaskStateExited", WAIT_STATE),
-        ("TaskStateEntered", SETTLE_ANSWER_STATE),
-        ("TaskScheduled", SETTLE_ANSWER_STATE),
-        ("TaskStarted", SETTLE_ANSWER_STATE),
-        ("TaskSucceeded", SETTLE_ANSWER_STATE),
-        ("TaskStateExited", SETTLE_ANSWER_STATE),
-        ("ChoiceStateEntered", RESUME_CHOICE_STATE),
-        ("ChoiceStateExited", RESUME_CHOICE_STATE),
-        ("SucceedStateEntered", SETTLED_STATE),
-        ("SucceedStateExited", SETTLED_STATE),
         ("ExecutionSucceeded", ""),
     ]
     assert executor.executions() == [
@@ -136,39 +116,20 @@ def test_the_history_lists_the_states_as_step_functions_does(
     ]
 
 
-def test_an_answer_settles_the_run_and_the_execution_succeeds(
-    executor: LocalExecutor, functions: Functions
+@pytest.mark.parametrize("ending", ["answered", "expired", "cancelled", "delivered", "undelivered"])
+def test_every_ending_ends_the_execution_in_its_wait_without_the_settle_step(
+    executor: LocalExecutor, functions: Functions, ending: str
 ) -> None:
-    functions.settle_seconds = 0.3
-
     executor.start(RUN, timeout_seconds=3600)
     executor.settle()
 
     assert functions.named("wait") == [{"token": functions.tokens[RUN.run_id], "run": RUN.as_json()}]
     assert status(executor) == "RUNNING"
+
+    executor.succeed(functions.tokens[RUN.run_id], {"ending": ending})
+    executor.settle()
+
     assert functions.named("settle") == []
-
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
-    executor.settle()
-
-    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-1"}}]
-    assert status(executor) == "SUCCEEDED"
-
-
-@pytest.mark.parametrize("error", [EXPIRED_ERROR, CANCELLED_ERROR])
-def test_an_expiry_or_a_cancel_settles_the_run_with_its_error(
-    executor: LocalExecutor, functions: Functions, error: str
-) -> None:
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-
-    executor.fail(functions.tokens[RUN.run_id], error, "The request expired.")
-    executor.settle()
-
-    (settled,) = functions.named("settled")
-    assert settled["run"] == RUN.as_json()
-    assert settled["error"]["Error"] == error
-    assert "answered" not in settled
     assert status(executor) == "SUCCEEDED"
 
 
@@ -179,16 +140,16 @@ def test_starting_twice_and_ending_a_spent_token_are_harmless(
     executor.start(RUN, timeout_seconds=3600)
     executor.settle()
     token = functions.tokens[RUN.run_id]
-    executor.succeed(token, {"answer_id": "a-1"})
+    executor.succeed(token, {"ending": "answered"})
     executor.settle()
 
     executor.start(RUN, timeout_seconds=3600)
-    executor.succeed(token, {"answer_id": "a-1"})
-    executor.fail(token, EXPIRED_ERROR, "late")
+    executor.succeed(token, {"ending": "answered"})
     executor.settle()
 
     assert len(functions.named("wait")) == 1
-    assert len(functions.named("settled")) == 1
+    assert functions.named("settled") == []
+    assert status(executor) == "SUCCEEDED"
 
 
 def test_an_answer_that_raced_ahead_of_the_token_is_sent_by_the_wait_function(
@@ -196,7 +157,7 @@ def test_an_answer_that_raced_ahead_of_the_token_is_sent_by_the_wait_function(
 ) -> None:
     # The request was answered before the token was kept: the wait function ends the wait itself.
     def answered_already(event: Any) -> Any:
-        executor.succeed(event["token"], {"answer_id": "a-early"})
+        executor.succeed(event["token"], {"ending": "answered"})
         return {"outcome": "answered"}
 
     functions.on_wait = answered_already
@@ -204,7 +165,7 @@ def test_an_answer_that_raced_ahead_of_the_token_is_sent_by_the_wait_function(
     executor.start(RUN, timeout_seconds=3600)
     executor.settle()
 
-    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-early"}}]
+    assert functions.named("settled") == []
     assert status(executor) == "SUCCEEDED"
 
 
@@ -224,10 +185,9 @@ def test_a_failing_wait_function_still_settles_the_run(executor: LocalExecutor, 
 
 
 def test_settle_is_bounded(executor: LocalExecutor, functions: Functions) -> None:
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
     functions.settle_seconds = 1.0
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+    functions.on_wait = lambda event: (_ for _ in ()).throw(LookupError("the table is gone"))
+    executor.start(RUN, timeout_seconds=3600)
 
     with pytest.raises(SettleTimeout, match=RUN.execution_name):
         executor.settle(timeout=0.2)
@@ -286,7 +246,7 @@ def test_a_run_that_ended_drops_its_backstop(functions: Functions) -> None:
         try:
             executor.start(RUN, timeout_seconds=3600)
             executor.settle()
-            executor.fail(functions.tokens[RUN.run_id], CANCELLED_ERROR, "cancelled")
+            executor.succeed(functions.tokens[RUN.run_id], {"ending": "cancelled"})
             executor.settle()
 
             assert scheduler.pending() == []
@@ -328,186 +288,35 @@ def test_closing_stops_waiting_executions(functions: Functions) -> None:
             executor.start(RunKey("acme", "campaigns", "r-2"), timeout_seconds=3600)
 
 
-# -- a reasoning run that waits, resumes, and may wait again ------------------------------------------------
+# -- an agent run's later waits ---------------------------------------------------------------------------
 
 
-def replies(*answers: Any) -> Callable[[Any], Any]:
-    """A stand-in reason function answering ``answers`` in turn (each a dict, or an exception to raise)."""
-    left = list(answers)
-
-    def reason(event: Any) -> Any:
-        answer = left.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return {"run": event["run"], **answer}
-
-    return reason
-
-
-RESUMED = {"run": RUN.as_json(), "resume": True}
-
-
-def test_a_resumed_run_that_asks_again_parks_on_a_new_token_until_its_last_answer(
-    executor: LocalExecutor, functions: Functions
-) -> None:
-    functions.outcomes = ["resume", "resume"]
-    waiting = replies({"outcome": "waiting", "timeout_seconds": 120}, {"outcome": "succeeded"})
-
-    def reason(event: Any) -> Any:
-        # As the real function does for each request it opens: on AWS ExecutionAlreadyExists (here too:
-        # the input differs), which is ignored.
-        if len(functions.named("reason")) == 1:
-            executor.start(RUN, timeout_seconds=120)
-        return waiting(event)
-
-    functions.on_reason = reason
-
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-    first = functions.tokens[RUN.run_id]
-
-    executor.succeed(first, {"answer_id": "a-1"})
-    executor.settle()  # returns once the execution has parked again
-
-    second = functions.tokens[RUN.run_id]
-    assert second != first
-    assert functions.named("wait") == [{"token": t, "run": RUN.as_json()} for t in (first, second)]
-    assert functions.named("settled") == [{"run": RUN.as_json(), "answered": {"answer_id": "a-1"}}]
-    assert functions.named("reason") == [RESUMED]
-    assert status(executor) == "RUNNING"
-
-    # A late signal on the spent token changes nothing, and is not waited for.
-    executor.succeed(first, {"answer_id": "a-1"})
-    executor.settle(timeout=5)
-    assert status(executor) == "RUNNING"
-    assert len(functions.named("settled")) == 1
-
-    executor.succeed(second, {"answer_id": "a-2"})
-    executor.settle()
-
-    assert functions.named("settled") == [
-        {"run": RUN.as_json(), "answered": {"answer_id": "a-1"}},
-        {"run": RUN.as_json(), "answered": {"answer_id": "a-2"}},
-    ]
-    assert functions.named("reason") == [RESUMED, RESUMED]
-    assert len(functions.named("wait")) == 2
-    assert status(executor) == "SUCCEEDED"
-
-
-def test_the_next_wait_takes_its_timeout_from_the_resumption(
-    executor: LocalExecutor, functions: Functions
-) -> None:
-    # Real clock: moto's own task timeout is the backstop, and the second wait's is the reason
-    # function's timeout_seconds, not the execution's input.
-    functions.outcomes = ["resume"]
-    functions.on_reason = replies({"outcome": "waiting", "timeout_seconds": 1})
-
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
-    executor.settle()
-
-    deadline = time.monotonic() + 10
-    while status(executor) == "RUNNING" and time.monotonic() < deadline:
-        time.sleep(0.02)
-    _, ending = functions.named("settled")
-    assert ending["error"]["Error"] == TIMEOUT_ERROR
-    assert status(executor) == "SUCCEEDED"
-
-
-@pytest.mark.parametrize(
-    "outcome",
-    ["unchanged", "answered", "expired", None, {"run": RUN.as_json()}, {"outcome": 7}],
-    ids=["unchanged", "answered", "expired", "null", "no-outcome", "not-a-word"],
-)
-def test_a_settled_run_that_need_not_resume_ends_without_the_reason_function(
-    executor: LocalExecutor, functions: Functions, outcome: Any
-) -> None:
-    functions.outcomes = [outcome]
-
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
-    executor.settle()
-
-    assert len(functions.named("settled")) == 1
-    assert functions.named("reason") == []
-    assert status(executor) == "SUCCEEDED"
-
-
-def test_an_expired_request_settles_the_ending_and_resumes_the_run(
-    executor: LocalExecutor, functions: Functions
-) -> None:
-    functions.outcomes = ["resume"]
-
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-    executor.fail(functions.tokens[RUN.run_id], EXPIRED_ERROR, "The request expired.")
-    executor.settle()
-
-    (settled,) = functions.named("settled")
-    assert settled["error"]["Error"] == EXPIRED_ERROR
-    assert functions.named("reason") == [RESUMED]
-    assert status(executor) == "SUCCEEDED"
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [RuntimeError("the model call failed"), {"outcome": "rejected"}, {"outcome": "unchanged"}],
-    ids=["failed", "rejected", "unchanged"],
-)
-def test_a_resumption_that_fails_or_does_not_wait_again_ends_the_execution_at_once(
-    executor: LocalExecutor, functions: Functions, answer: Any
-) -> None:
-    # A failure is never run again (the step may send a call a person approved): the run's backstop
-    # ends a run whose work was lost.
-    functions.outcomes = ["resume"]
-    functions.on_reason = replies(answer)
-
-    executor.start(RUN, timeout_seconds=3600)
-    executor.settle()
-    executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
-    executor.settle()
-
-    assert functions.named("reason") == [RESUMED]
-    assert len(functions.named("wait")) == 1
-    assert status(executor) == "SUCCEEDED"
-
-
-def test_under_the_manual_clock_each_wait_has_its_own_backstop(functions: Functions) -> None:
+def test_each_wait_of_a_run_is_its_own_execution_with_its_own_backstop(functions: Functions) -> None:
     clock = ManualClock()
     scheduler = LocalScheduler(clock, lambda work: None)
-    backstop = f"backstop-{RUN.execution_name}"
     with local_aws():
         executor = LocalExecutor(functions.invoke, scheduler=scheduler)
         scheduler.after_each = executor.settle
         try:
-            functions.outcomes = ["resume"]
-            waiting = replies({"outcome": "waiting", "timeout_seconds": 180})
-
-            def reason(event: Any) -> Any:
-                executor.start(RUN, timeout_seconds=180)  # as the real function, for its new request
-                return waiting(event)
-
-            functions.on_reason = reason
-
             executor.start(RUN, timeout_seconds=3600)
             executor.settle()
+            first = functions.tokens[RUN.run_id]
             advance(clock, 1000, [scheduler])
-            executor.succeed(functions.tokens[RUN.run_id], {"answer_id": "a-1"})
+            executor.succeed(first, {"ending": "answered"})
+            executor.start(RUN, timeout_seconds=180, number=2)  # the step that asked again
             executor.settle()
 
-            # The first wait's backstop is gone; the second's counts from the clock's now.
-            assert scheduler.pending() == [(clock.now() + timedelta(seconds=180), backstop)]
-            assert len(functions.named("wait")) == 2
-
-            advance(clock, 179, [scheduler])
-            assert len(functions.named("settled")) == 1
-
-            advance(clock, 1, [scheduler])
-            _, ending = functions.named("settled")
-            assert ending["error"]["Error"] == TIMEOUT_ERROR
+            second = functions.tokens[RUN.run_id]
+            assert second != first
             assert status(executor) == "SUCCEEDED"
+            assert executor.status(executor.execution_arn(RUN, 2)) == "RUNNING"
+            backstop = f"backstop-{RUN.wait_execution_name(2)}"
+            assert scheduler.pending() == [(clock.now() + timedelta(seconds=180), backstop)]
+
+            advance(clock, 180, [scheduler])
+            (ending,) = functions.named("settled")
+            assert ending["error"]["Error"] == TIMEOUT_ERROR
+            assert executor.status(executor.execution_arn(RUN, 2)) == "SUCCEEDED"
             assert scheduler.pending() == []
         finally:
             executor.close()
@@ -534,7 +343,7 @@ def test_under_the_manual_clock_a_second_start_leaves_the_backstop_as_it_was(fun
             assert len(functions.named("wait")) == 1
             assert status(executor) == "RUNNING"
 
-            executor.fail(functions.tokens[RUN.run_id], CANCELLED_ERROR, "cancelled")
+            executor.succeed(functions.tokens[RUN.run_id], {"ending": "cancelled"})
             executor.settle()
             executor.start(RUN, timeout_seconds=3600)  # it ended: nothing to back up
             executor.settle()

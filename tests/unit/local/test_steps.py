@@ -11,10 +11,7 @@ import pytest
 
 from parley.infrastructure.state_machine import (
     INVOKE_RESOURCE,
-    RESUME_STATE,
-    SETTLE_ANSWER_STATE,
     SETTLE_ENDING_STATE,
-    SETTLED_STATE,
     WAIT_FOR_TOKEN_RESOURCE,
     WAIT_STATE,
     state_machine_definition,
@@ -31,7 +28,6 @@ from parley.local.steps import (
     TaskSucceeded,
     UnsupportedDefinition,
 )
-from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR
 
 ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:test"
 
@@ -418,9 +414,36 @@ def test_fail_ends_the_execution_with_its_error_and_cause() -> None:
 # -- what it refuses ----------------------------------------------------------------------------------------
 
 
+#: States beside the run's machine's own, so that every kind of state the interpreter takes is refused
+#: in its turn: a plain invocation, a Choice and a Succeed after the settle step.
+RESUME_STATE, CHOICE_STATE, SETTLED_STATE = "Resume the run", "Resume?", "Settled"
+
+
 def definition(**changes: Any) -> dict[str, Any]:
-    base = state_machine_definition("wait-fn", "settle-fn", "reason-fn")
-    return {**base, **changes}
+    base = state_machine_definition("wait-fn", "settle-fn")
+    states = dict(base["States"])
+    states[SETTLE_ENDING_STATE] = {
+        **{k: v for k, v in states[SETTLE_ENDING_STATE].items() if k != "End"},
+        "Next": RESUME_STATE,
+    }
+    states[RESUME_STATE] = {
+        "Type": "Task",
+        "Resource": INVOKE_RESOURCE,
+        "Parameters": {"FunctionName": "reason-fn", "Payload": {"run.$": "$.run"}},
+        "TimeoutSeconds": 960,
+        "Next": CHOICE_STATE,
+    }
+    states[CHOICE_STATE] = {
+        "Type": "Choice",
+        "Choices": [{"Variable": "$.a", "StringEquals": "x", "Next": SETTLED_STATE}],
+        "Default": SETTLED_STATE,
+    }
+    states[SETTLED_STATE] = {"Type": "Succeed"}
+    return {**base, "States": states, **changes}
+
+
+def test_the_definition_the_refusals_start_from_is_accepted() -> None:
+    StateMachine(definition(), arn=ARN, invoke=lambda name, payload: None)
 
 
 def with_state(name: str, **fields: Any) -> dict[str, Any]:
@@ -483,16 +506,13 @@ def test_what_it_does_not_interpret_is_refused_when_the_machine_is_built(broken:
 
 
 class Run:
-    """The real definition with stand-in wait, settle and reason functions."""
+    """The real definition with stand-in wait and settle functions."""
 
-    def __init__(self, *, settles: list[Any] | None = None, reasons: list[Any] | None = None) -> None:
+    def __init__(self, *, settles: list[Any] | None = None) -> None:
         self.settles = list(settles or [])
-        self.reasons = list(reasons or [])
-        self.functions = Functions(
-            **{"wait-fn": self.wait, "settle-fn": self.settle, "reason-fn": self.reason}
-        )
+        self.functions = Functions(**{"wait-fn": self.wait, "settle-fn": self.settle})
         self.machine = StateMachine(
-            state_machine_definition("wait-fn", "settle-fn", "reason-fn"),
+            state_machine_definition("wait-fn", "settle-fn"),
             arn=ARN,
             invoke=self.functions.invoke,
             on_token=self.functions.on_token,
@@ -506,16 +526,10 @@ class Run:
         return {"run": payload["run"], "outcome": "parked"}
 
     def settle(self, payload: Any) -> Any:
-        answer = self.settles.pop(0) if self.settles else "settled"
+        answer = self.settles.pop(0) if self.settles else "unchanged"
         if isinstance(answer, Exception):
             raise answer
         return {"run": payload["run"], "outcome": answer}
-
-    def reason(self, payload: Any) -> Any:
-        answer = self.reasons.pop(0)
-        if isinstance(answer, Exception):
-            raise answer
-        return {"run": payload["run"], **answer}
 
     @property
     def token(self) -> str:
@@ -528,78 +542,34 @@ class Run:
 RUN = {"org": "acme", "playbook": "campaigns", "run_id": "r-1"}
 
 
-def test_the_run_state_machine_answered() -> None:
+@pytest.mark.parametrize("ending", ["answered", "expired", "cancelled"])
+def test_the_run_state_machine_ends_in_its_wait_whatever_ended_the_request(ending: str) -> None:
     run = Run()
     assert (run.execution.state, run.execution.timeout_seconds) == (WAIT_STATE, 3660)
 
-    run.machine.resume(run.execution, run.token, TaskSucceeded({"answer_id": "a-1"}))
+    run.machine.resume(run.execution, run.token, TaskSucceeded({"ending": ending}))
 
-    assert run.functions.named("settle-fn") == [{"run": RUN, "answered": {"answer_id": "a-1"}}]
+    assert run.functions.named("settle-fn") == []
     assert run.execution.status == SUCCEEDED
-    assert run.states() == [WAIT_STATE, SETTLE_ANSWER_STATE, "Resume?", SETTLED_STATE]
+    assert run.states() == [WAIT_STATE]  # one state transition
 
 
-@pytest.mark.parametrize("error", [EXPIRED_ERROR, CANCELLED_ERROR, "States.Timeout"])
-def test_the_run_state_machine_expired_cancelled_or_timed_out(error: str) -> None:
-    run = Run()
+def test_the_run_state_machine_timed_out_settles_from_the_store() -> None:
+    run = Run(settles=["expired"])
 
-    run.machine.resume(run.execution, run.token, TaskFailed(error, "the reason"))
+    run.machine.resume(run.execution, run.token, TaskFailed("States.Timeout", "the backstop"))
 
     assert run.functions.named("settle-fn") == [
-        {"run": RUN, "error": {"Error": error, "Cause": "the reason"}}
+        {"run": RUN, "error": {"Error": "States.Timeout", "Cause": "the backstop"}}
     ]
     assert run.execution.status == SUCCEEDED
-    assert run.states() == [WAIT_STATE, SETTLE_ENDING_STATE, "Resume?", SETTLED_STATE]
+    assert run.states() == [WAIT_STATE, SETTLE_ENDING_STATE]
 
 
 def test_the_run_state_machine_settle_is_retried_then_the_execution_fails() -> None:
     run = Run(settles=[RuntimeError("throttled")] * 20)
 
-    run.machine.resume(run.execution, run.token, TaskSucceeded({}))
+    run.machine.resume(run.execution, run.token, TaskFailed("States.Timeout", ""))
 
     assert len(run.functions.named("settle-fn")) == 11  # the first try and ten retries
     assert (run.execution.status, run.execution.error) == (FAILED, "RuntimeError")
-
-
-def test_the_run_state_machine_agent_loop_waits_again_on_a_new_token_with_the_new_timeout() -> None:
-    run = Run(
-        settles=["resume", "resume"],
-        reasons=[{"outcome": "waiting", "timeout_seconds": 180}, {"outcome": "ok"}],
-    )
-    first = run.token
-
-    run.machine.resume(run.execution, first, TaskSucceeded({"answer_id": "a-1"}))
-
-    assert run.execution.status == RUNNING
-    assert run.token != first
-    assert (run.execution.state, run.execution.timeout_seconds) == (WAIT_STATE, 180)
-    assert run.functions.named("reason-fn") == [{"run": RUN, "resume": True}]
-    assert run.machine.resume(run.execution, first, TaskSucceeded({})) is False  # a spent token
-
-    run.machine.resume(run.execution, run.token, TaskFailed(EXPIRED_ERROR, "expired"))
-
-    assert run.execution.status == SUCCEEDED
-    assert run.states() == [
-        WAIT_STATE,
-        SETTLE_ANSWER_STATE,
-        "Resume?",
-        RESUME_STATE,
-        "Waiting again?",
-        "Wait again",
-        WAIT_STATE,
-        SETTLE_ENDING_STATE,
-        "Resume?",
-        RESUME_STATE,
-        "Waiting again?",
-        SETTLED_STATE,
-    ]
-
-
-def test_the_run_state_machine_a_failed_resumption_is_not_retried() -> None:
-    run = Run(settles=["resume"], reasons=[RuntimeError("the model call failed")])
-
-    run.machine.resume(run.execution, run.token, TaskSucceeded({}))
-
-    assert len(run.functions.named("reason-fn")) == 1
-    assert run.execution.status == SUCCEEDED
-    assert run.states()[-1] == SETTLED_STATE

@@ -5,7 +5,6 @@ fake provider speaking the Anthropic Messages API whose steps each test scripts.
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -48,50 +47,27 @@ Question: {{{{ input.question }}}}
 
 @dataclass
 class AgentWaits:
-    """Executions as the state machine runs them: a wait parks on a new token; ``succeed``/``fail``
-    settle at once; a settle that says ``resume`` invokes the reason function, which may park again."""
+    """Executions as the state machine runs them: each wait parks on a new token, ``succeed`` ends it
+    and nothing more (whoever wrote the request's ending has had the run's next step taken: here, with
+    no reasoner, in the same call)."""
 
     service: RunService | None = None
     tokens: dict[str, RunKey] = field(default_factory=dict)
-    running: set[str] = field(default_factory=set)
-    ended: set[str] = field(default_factory=set)
-    outcomes: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    names: list[str] = field(default_factory=list)
+    ended: dict[str, Any] = field(default_factory=dict)
 
-    def start(self, run: RunKey, *, timeout_seconds: int) -> None:
-        if run.run_id in self.running:
-            return  # ExecutionAlreadyExists: the running execution loops back to its wait
-        self.running.add(run.run_id)
-        self._park(run)
-
-    def _park(self, run: RunKey) -> None:
+    def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
+        name = run.wait_execution_name(number)
+        if name in self.names:
+            return  # ExecutionAlreadyExists
+        self.names.append(name)
         assert self.service is not None
         token = f"token-{len(self.tokens) + 1}"
         self.tokens[token] = run
         self.service.park_request(run, token)
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
-        self._end(token, None)
-
-    def fail(self, token: str, error: str, cause: str) -> None:
-        self._end(token, error)
-
-    def _end(self, token: str, error: str | None) -> None:
-        assert self.service is not None
-        if token in self.ended:
-            return
-        self.ended.add(token)
-        run = self.tokens[token]
-        outcome = self.service.settle_run(run, error)
-        if outcome == "resume":
-            reasoning = self.service.kind("reasoning")
-            assert isinstance(reasoning, Reasoning)
-            outcome, _ = reasoning.take_up(run, resume=True)
-            self.outcomes.append(outcome)
-            if outcome == "waiting":
-                self._park(run)
-                return
-        self.running.discard(run.run_id)
+        self.ended.setdefault(token, dict(output))
 
 
 @dataclass
@@ -292,7 +268,8 @@ def test_a_resumed_step_taken_up_twice_sends_the_frozen_call_once(
 
     assert again == ("unchanged", None)
     assert [name for name, _ in tools.calls] == ["post_message"]
-    assert waits.outcomes == ["succeeded"]
+    assert service.get_run(PLAYBOOK, started.run_id).status == "succeeded"
+    assert list(waits.ended.values()) == [{"ending": "answered"}]
 
 
 def test_an_approval_nobody_answers_is_told_to_the_model_and_nothing_is_sent(

@@ -12,7 +12,7 @@ import pytest
 from parley.clock import ManualClock
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
-from parley.ports.waiting import CANCELLED_ERROR, EXPIRED_ERROR, RunKey
+from parley.ports.waiting import CANCELLED, EXPIRED, RunKey
 from parley.runs.service import RunService
 
 PLAYBOOK = PlaybookRef("acme", "campaigns")
@@ -68,7 +68,7 @@ def test_an_answer_is_recorded_as_one_fact_and_the_run_succeeds_with_it(
     # the request leaves the inbox, frees its place, ends the wait; the run settles with the answer
     assert service.list_interactions(PLAYBOOK).items == ()
     assert service.store.open_requests(PLAYBOOK) == 0
-    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"answer_id": fact.answer_id})}
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": "answered"})}
     assert f"expire-{key(started.run_id).scoped_id}" not in scheduler.schedules
     done = service.get_run(PLAYBOOK, started.run_id)
     assert (done.status, done.output, done.finished_at) == (
@@ -175,19 +175,61 @@ def test_an_unknown_run_is_not_found(answer: Any, functions: None, run_id: str) 
     assert refused(answer, run_id, {"verdict": "approve"}).reason == "not_found"
 
 
-def test_an_answer_that_comes_before_the_token_is_taken_when_the_execution_parks(
+def test_an_answer_that_comes_before_the_token_ends_the_run_at_once_and_the_wait_when_it_parks(
     run: Any, answer: Any, service: RunService, waits: Any
 ) -> None:
     waits.park_on_start = False
     started = run()
 
-    fact = answer(started.run_id, {"verdict": "approve"})
+    answer(started.run_id, {"verdict": "approve"})
 
     assert waits.ended == {}
-    assert service.get_run(PLAYBOOK, started.run_id).status == "started"
+    assert service.get_run(PLAYBOOK, started.run_id).status == "succeeded"  # in the answer's own write
     assert waits.park(key(started.run_id)) == "answered"
-    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"answer_id": fact.answer_id})}
-    assert service.get_run(PLAYBOOK, started.run_id).status == "succeeded"
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": "answered"})}
+    assert history(service, started.run_id) == ["interaction_requested", "request_answered", "run_succeeded"]
+
+
+def _answer_without_its_ending(service: RunService, run_id: str, moment: Any) -> Any:
+    """What an older version wrote, or a crash between its two writes left: the request answered, the
+    run still ``started``."""
+    from parley.runs.answering import answer_fact
+
+    fact, event = answer_fact(moment, run_id, {"verdict": "approve"}, None, "dev")
+    service.store.answer_request(PLAYBOOK, fact, event)
+    assert service.get_run(PLAYBOOK, run_id).status == "started"
+    return fact
+
+
+def test_a_run_answered_without_its_ending_is_ended_by_the_same_answer_sent_again(
+    run: Any, answer: Any, service: RunService, waits: Any, manual_clock: ManualClock
+) -> None:
+    started = run()
+    fact = _answer_without_its_ending(service, started.run_id, manual_clock.now())
+
+    again = answer(started.run_id, {"verdict": "approve"})
+
+    assert again == fact
+    done = service.get_run(PLAYBOOK, started.run_id)
+    assert (done.status, done.output) == ("succeeded", {"verdict": "approve"})
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": "answered"})}
+    assert history(service, started.run_id) == ["interaction_requested", "request_answered", "run_succeeded"]
+
+
+def test_a_run_answered_without_its_ending_is_ended_by_its_backstop_or_its_wait(
+    run: Any, service: RunService, waits: Any, manual_clock: ManualClock
+) -> None:
+    by_backstop, by_wait = run(), run()
+    waits.park_on_start = False
+    for started in (by_backstop, by_wait):
+        _answer_without_its_ending(service, started.run_id, manual_clock.now())
+
+    assert waits.time_out(by_backstop.run_id) == "succeeded"
+    assert waits.park(key(by_wait.run_id)) == "answered"
+
+    for started in (by_backstop, by_wait):
+        assert service.get_run(PLAYBOOK, started.run_id).status == "succeeded"
+        assert history(service, started.run_id).count("run_succeeded") == 1
 
 
 # --- expiry ----------------------------------------------------------------------------------------------
@@ -212,7 +254,7 @@ def test_a_request_nobody_answers_expires_and_its_run_is_rejected_as_unanswered(
         "detail": "Nobody answered the request before it expired at 2026-10-19T10:18:42.000Z.",
     }
     assert ended.finished_at == "2026-10-19T10:18:42.000Z"
-    assert waits.ended == {f"token-{started.run_id}": ("failed", EXPIRED_ERROR)}
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": EXPIRED})}
     assert service.list_interactions(PLAYBOOK).items == ()
     assert service.store.open_requests(PLAYBOOK) == 0
     assert history(service, started.run_id) == ["interaction_requested", "run_rejected"]
@@ -267,17 +309,13 @@ def test_the_backstop_timeout_expires_a_request_whose_schedule_was_lost(
     assert service.store.open_requests(PLAYBOOK) == 0
 
 
-def test_the_backstop_ends_no_wait_itself(run: Any, service: RunService, handlers: Any, waits: Any) -> None:
+def test_the_backstop_ends_no_wait_itself(run: Any, service: RunService, waits: Any) -> None:
     """Settle may not call SendTask* (least privilege): the wait is over when the backstop fires."""
     started = run()
     assert service.store.get_request(PLAYBOOK, started.run_id).token is not None  # type: ignore[union-attr]
 
-    settled = handlers["settle"](
-        {"run": key(started.run_id).as_json(), "error": {"Error": "States.Timeout", "Cause": ""}}, None
-    )
-
-    assert settled["outcome"] == "expired"
-    assert waits.ended == {}
+    assert waits.time_out(started.run_id) == "expired"
+    assert waits.ended == {f"token-{started.run_id}": ("timed out", "States.Timeout")}
 
 
 # --- cancel ----------------------------------------------------------------------------------------------
@@ -293,7 +331,7 @@ def test_cancel_rejects_the_run_as_cancelled_and_ends_its_wait(
     assert cancelled.status == "rejected"
     assert cancelled.as_json()["rejection"] == {"reason": "cancelled", "detail": "Launch moved"}
     assert service.get_run(PLAYBOOK, started.run_id) == cancelled
-    assert waits.ended == {f"token-{started.run_id}": ("failed", CANCELLED_ERROR)}
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": CANCELLED})}
     assert f"expire-{key(started.run_id).scoped_id}" not in scheduler.schedules
     assert service.list_interactions(PLAYBOOK).items == ()
     assert service.store.open_requests(PLAYBOOK) == 0
@@ -345,7 +383,7 @@ def test_a_cancel_before_the_token_is_taken_ends_the_wait_when_it_parks(
     service.cancel_run(PLAYBOOK, started.run_id, reason=None, cancelled_by="dev")
 
     assert waits.park(key(started.run_id)) == "cancelled"
-    assert waits.ended == {f"token-{started.run_id}": ("failed", CANCELLED_ERROR)}
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": CANCELLED})}
 
 
 # --- the execution's steps -------------------------------------------------------------------------------
@@ -354,12 +392,10 @@ def test_a_cancel_before_the_token_is_taken_ends_the_wait_when_it_parks(
 def test_settling_is_idempotent(run: Any, answer: Any, service: RunService, handlers: Any) -> None:
     started = run()
     answer(started.run_id, {"verdict": "approve"})
-    event = {"run": key(started.run_id).as_json(), "answered": {"answer_id": "x"}}
+    timed_out = {"run": key(started.run_id).as_json(), "error": {"Error": "States.Timeout", "Cause": ""}}
 
-    again = handlers["settle"](event, None)
-    expired_late = handlers["settle"](
-        {"run": key(started.run_id).as_json(), "error": {"Error": EXPIRED_ERROR, "Cause": ""}}, None
-    )
+    again = handlers["settle"](timed_out, None)
+    expired_late = handlers["settle"](timed_out, None)
 
     assert (again["outcome"], expired_late["outcome"]) == ("unchanged", "unchanged")
     assert history(service, started.run_id).count("run_succeeded") == 1
@@ -389,7 +425,7 @@ def test_the_wait_handler_ends_a_wait_whose_request_expired(
     outcome = waits.park(key(started.run_id))
 
     assert outcome == "expired"
-    assert waits.ended == {f"token-{started.run_id}": ("failed", EXPIRED_ERROR)}
+    assert waits.ended == {f"token-{started.run_id}": ("succeeded", {"ending": EXPIRED})}
 
 
 def test_the_timer_refuses_work_it_does_not_know(handlers: Any) -> None:

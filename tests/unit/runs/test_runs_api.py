@@ -333,28 +333,25 @@ def test_the_wait_settle_and_timer_entries_with_their_payloads(
     early = handlers["timer"](load_event("scheduler/expire"), None)
     manual_clock.advance(TWO_DAYS)
     expired = handlers["timer"](load_event("scheduler/expire"), None)
-    settled = [
-        handlers["settle"](load_event(f"stepfunctions/settle_{name}"), None)["outcome"]
-        for name in ("expired", "cancelled", "timeout", "answered")
-    ]
+    settled = handlers["settle"](load_event("stepfunctions/settle_timeout"), None)["outcome"]
 
     run = {"org": "acme", "playbook": "campaigns", "run_id": RUN_ID}
     assert parked == {"run": run, "outcome": "parked"}
     assert (early["outcome"], expired["outcome"]) == ("unchanged", "expired")
     assert expired == {"run": run, "work": "expire", "outcome": "expired"}
     token = load_event("stepfunctions/wait")["token"]
-    assert waits.ended == {token: ("failed", "Parley.Expired")}
-    assert settled == ["unchanged"] * 4
+    assert waits.ended == {token: ("succeeded", {"ending": "expired"})}
+    assert settled == "unchanged"
     assert call(load_event("api/get_run")).body["rejection"]["kind"] == "expired"
 
 
-def test_settle_after_an_answer_with_its_payload(
+def test_an_answer_ends_its_run_in_its_own_write_and_the_backstop_finds_it_ended(
     call: Any, load_event: LoadEvent, handlers: Any, waits: Any
 ) -> None:
     waits.park_on_start = False
     call(load_event("api/run_definition"))
     call(load_event("api/answer_interaction"))
 
-    assert handlers["settle"](load_event("stepfunctions/settle_answered"), None)["outcome"] == "succeeded"
-    assert handlers["settle"](load_event("stepfunctions/settle_answered"), None)["outcome"] == "unchanged"
+    assert call(load_event("api/get_run")).body["status"] == "succeeded"
+    assert handlers["settle"](load_event("stepfunctions/settle_timeout"), None)["outcome"] == "unchanged"
     assert call(load_event("api/get_run")).body["status"] == "succeeded"

@@ -91,6 +91,7 @@ class Asker:
             expires_at=expires_at,
             answer_schema=answer_schema,
             asked=asked,
+            number=self.segment + 1,
         )
         limit = runs.runtime.operator.limits.interaction_open_requests
         try:
@@ -104,7 +105,7 @@ class Asker:
         except StoreConflict:
             raise RunWorkEnded from None
         try:
-            runs.start_waiting(self.playbook, request)
+            runs.start_waiting(self.playbook, request, execution=self.run.parent is None)
         except Exception as exc:
             runs.abandoned(self.playbook, self.run, exc)
             raise RunWorkEnded from exc
