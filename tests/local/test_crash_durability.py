@@ -4,7 +4,7 @@ advances (between two requests, or while one is under way), then started again o
 Every fact a ``2xx`` reported is there, and nothing is half-written: each run and its request agree, and
 the open-requests counter counts the open requests.
 
-Hypothesis draws the streams and the points, a few of them (each costs two starts of the server)."""
+Hypothesis draws the streams and the points, six of them (each costs two starts of the server)."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def check_on_disk(database: Path) -> None:
 
 
 @settings(
-    max_examples=4,
+    max_examples=6,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -227,3 +227,25 @@ def test_the_start_up_line_says_what_was_restored_and_a_stop_that_all_is_saved(t
         )  # the definition, the run, its request and event; its expiry
     # The kill left the journal uncompacted: the next start replayed it.
     assert re.search(r"and [1-9]\d* journal pages restored", starts[2]), starts[2]
+
+
+def test_a_folder_an_earlier_version_kept_is_read_once_and_moved_aside(tmp_path: Path) -> None:
+    (tmp_path / "operator.yaml").write_text(OPERATOR, encoding="utf-8")
+    (tmp_path / "data").mkdir()
+    snapshot = {
+        "version": 1,
+        "clock": "2026-01-02T03:04:05.000Z",
+        "items": [],
+        "content": {},
+        "schedules": [],
+    }
+    (tmp_path / "data" / "parley-local.json").write_text(json.dumps(snapshot), encoding="utf-8")
+    for _ in range(2):  # imported, then read from the journal
+        with serving(tmp_path, free_port()) as (process, client):
+            assert client.get("/_local/clock").json()["now"] == "2026-01-02T03:04:05.000Z"
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+    assert sorted(path.name for path in (tmp_path / "data").glob("parley-local*")) == [
+        "parley-local.json.imported",
+        "parley-local.sqlite",
+    ]

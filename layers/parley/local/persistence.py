@@ -35,7 +35,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -124,7 +124,7 @@ class LocalData:
             restored = self._import_snapshot()
             self.save()
             (self.folder / DATA_FILE).replace(self.folder / f"{DATA_FILE}.imported")
-            return restored
+            return replace(restored, seconds=time.monotonic() - started)
         if journal.fresh:
             return None
         items = self._put_items(journal.read_items())
@@ -338,7 +338,7 @@ def moto_items(hash_name: str, range_name: str | None) -> Callable[[Mapping[str,
         return made
 
     def item(attributes: Mapping[str, Any]) -> Any:
-        made = new_item(Item)
+        made: Any = new_item(Item)
         attrs: dict[str, Any] = {}
         for name, value in attributes.items():
             ((kind, inner),) = value.items()
@@ -347,9 +347,9 @@ def moto_items(hash_name: str, range_name: str | None) -> Callable[[Mapping[str,
             else:  # most of them: a string or a number
                 scalar = attrs[name] = new_value(DynamoType)
                 scalar.type, scalar.value = kind, inner
-        made.attrs = attrs = LimitedSizeDict(attrs)  # (its update() checks no size)
-        made.hash_key = made.attrs[hash_name]
-        made.range_key = made.attrs[range_name] if range_name is not None else None
+        made.attrs = LimitedSizeDict(attrs)  # (its update() checks no size)
+        made.hash_key = typed(attributes[hash_name])  # (objects of their own, as the constructor's)
+        made.range_key = typed(attributes[range_name]) if range_name is not None else None
         return made
 
     return item

@@ -301,3 +301,27 @@ def test_the_manual_clock_tells_each_move(manual_clock: Any) -> None:
     manual_clock.advance(60)
     manual_clock.advance(0)
     assert moves == [before + timedelta(seconds=60)] * 2
+
+
+def test_items_made_for_a_start_are_what_moto_makes() -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+    from parley.local.persistence import moto_items
+
+    attributes = {
+        **item("PB#acme#campaigns", "REQ#1", state="open"),
+        "count": {"N": "3"},
+        "flag": {"BOOL": True},
+        "gone": {"NULL": True},
+        "tags": {"SS": ["a", "b"]},
+        "answer": {"M": {"verdict": {"S": "approve"}, "notes": {"L": [{"S": "x"}, {"N": "1"}, {"M": {}}]}}},
+    }
+    made, expected = (
+        moto_items("pk", "sk")(attributes),
+        Item(DynamoType(attributes["pk"]), DynamoType(attributes["sk"]), attributes),
+    )
+    assert made.to_json() == expected.to_json()
+    assert (made.hash_key, made.range_key) == (expected.hash_key, expected.range_key)
+    assert made.attrs == expected.attrs
+    assert made.attrs["answer"].value["notes"].value[2] == expected.attrs["answer"].value["notes"].value[2]
+    assert made.size() == expected.size()
