@@ -10,7 +10,10 @@
   again when a request joins: the first read 5 seconds later.
 - **Reading.** Each read is the timer's work ``{"work": "read", "conversation", "read": n}``, claimed
   under its number by one conditional write that returns the conversation (two firings never make the
-  same read; a read that finds nothing new writes nothing else). It drops the requests that are no longer
+  same read; a read that finds nothing new writes nothing else). A read that fails before it acts on a
+  reply, or cannot queue the next read, gives its number back, so that the queue's retry of its work
+  makes it (a crash that kills the process still stops the reading: nothing gives the number back). It
+  drops the requests that are no longer
   open, stops when none is left, and otherwise calls the reading tool with ``replies.with`` rendered
   over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. A failed read (a tool
   error, a server failure, no list at ``read.list``, more than 64 KiB) is ``reading_failed``; the
@@ -28,6 +31,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,9 +51,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
     from parley.definitions.model import PlaybookRef
-    from parley.interaction.replies.taking import Refusal
+    from parley.interaction.replies.taking import ReadResult, Refusal
     from parley.runs.service import RunService
     from parley.tools.servers import HeaderSecrets
+
+LOG: Final = logging.getLogger("parley.interaction")
 
 REPLIES_READ: Final = "replies_read"
 READING_FAILED: Final = "reading_failed"
@@ -205,6 +211,23 @@ class ConversationStore:
             )
         return self._conversation(response["Attributes"])
 
+    def release_read(self, ref: ConversationRef, number: int, claimed_at: str) -> None:
+        """Give back read ``number``, claimed at ``claimed_at``, so that it can be claimed again;
+        :class:`StoreConflict` when the count has moved on since (another claim, or a join)."""
+        with translated():
+            self._client.update_item(
+                TableName=self._table,
+                Key=self._key(ref),
+                UpdateExpression="SET #reads = :previous",
+                ConditionExpression="#reads = :number AND #read_at = :at",
+                ExpressionAttributeNames={"#reads": "reads", "#read_at": "read_at"},
+                ExpressionAttributeValues={
+                    ":number": {"N": str(number)},
+                    ":previous": {"N": str(number - 1)},
+                    ":at": {"S": claimed_at},
+                },
+            )
+
     def after_read(
         self, ref: ConversationRef, *, since: str | None, taken: frozenset[str], ended: frozenset[str]
     ) -> None:
@@ -319,35 +342,61 @@ class Conversations:
         service = self._service
         playbook = PlaybookRef(ref.org, ref.playbook)
         now = service.runtime.clock.now()
+        claimed_at = format_time(now)
         try:
-            conversation = self.store.claim_read(ref, number, format_time(now))
+            conversation = self.store.claim_read(ref, number, claimed_at)
         except StoreConflict:
             return "unchanged"
-        requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
-        open_requests = sorted(
-            (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
-            key=lambda r: (r.requested_at, r.run_id),
-        )
-        ended = conversation.open_runs - {r.run_id for r in open_requests}
-        if not open_requests:
-            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
-            return "idle"
-        oldest = open_requests[0]
-        assert oldest.delivery is not None and oldest.delivery.replies is not None and oldest.sent is not None
-        replies = oldest.delivery.replies
-        outcome = self._call_reader(playbook, oldest, conversation)
-        retry_after = None
-        if isinstance(outcome, CallFailure):
-            self._failed_read(playbook, ref, conversation, number, now, outcome)
-            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
-            retry_after = outcome.retry_after_seconds
+        # Until a reply is acted on, a failure gives the read back: the queue's retry of this work makes it
+        # (else the retry would find it made, and nothing would read the conversation again).
+        try:
+            requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
+            open_requests = sorted(
+                (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
+                key=lambda r: (r.requested_at, r.run_id),
+            )
+            ended = conversation.open_runs - {r.run_id for r in open_requests}
+            if not open_requests:
+                self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+                return "idle"
+            oldest = open_requests[0]
+            assert oldest.delivery is not None and oldest.delivery.replies is not None
+            replies = oldest.delivery.replies
+            outcome = self._call_reader(playbook, oldest, conversation)
+            retry_after = None
+            if isinstance(outcome, CallFailure):
+                self._failed_read(playbook, ref, conversation, number, now, outcome)
+                self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+                retry_after = outcome.retry_after_seconds
+                taken: _Taken | None = None
+            else:
+                taken = self._decided(playbook, ref, conversation, number, now, open_requests, outcome, ended)
+        except Exception:
+            self._give_back(ref, number, claimed_at)
+            raise
+        if taken is None:
             result = "failed"
         else:
-            result = self._take(playbook, ref, conversation, number, now, open_requests, outcome, ended)
+            # Replies acted on are not given back on a failure: the retry would take them a second time.
+            self._act(playbook, ref, conversation, now, taken, ended)
+            result = "read"
         normal = delay_before_read(number + 1, _wait(replies))
         due = service.runtime.clock.now() + retry_after_delay(retry_after, normal)
-        service.ports()[1].schedule(read_name(ref, number + 1), due, read_work(ref, number + 1))
+        try:
+            service.ports()[1].schedule(read_name(ref, number + 1), due, read_work(ref, number + 1))
+        except Exception:
+            # Everything this read took is recorded (its cursor and ids): made again, it takes nothing twice.
+            self._give_back(ref, number, claimed_at)
+            raise
         return result
+
+    def _give_back(self, ref: ConversationRef, number: int, claimed_at: str) -> None:
+        """Give read ``number`` back after a failure; a failure to do so is logged (the reading then
+        stops, as it would have without the attempt)."""
+        try:
+            self.store.release_read(ref, number, claimed_at)
+        except Exception:
+            LOG.exception("read %d of conversation %s could not be given back", number, ref.id)
 
     def _call_reader(
         self, playbook: PlaybookRef, oldest: Request, conversation: Conversation
@@ -393,7 +442,7 @@ class Conversations:
             data["retry_after_ms"] = round(failure.retry_after_seconds * 1000)
         self._service.store.record_events(playbook, [_event(READING_FAILED, at, None, data)])
 
-    def _take(
+    def _decided(
         self,
         playbook: PlaybookRef,
         ref: ConversationRef,
@@ -403,8 +452,9 @@ class Conversations:
         open_requests: list[Request],
         outcome: CallAnswer,
         ended: frozenset[str],
-    ) -> str:
-        from parley.interaction.replies.taking import Answer, OpenRequest, ReadBlock, take_replies
+    ) -> _Taken | None:
+        """What the read's replies are (``None``: the answer could not be read, a failed read)."""
+        from parley.interaction.replies.taking import OpenRequest, ReadBlock, take_replies
         from parley.interaction.reply_rule import resolve_reply_rule
 
         answer = outcome.answer
@@ -430,7 +480,7 @@ class Conversations:
                 playbook, ref, conversation, number, at, CallFailure("unreadable", result.failed)
             )
             self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
-            return "failed"
+            return None
         if result.seen:
             data = {
                 "conversation": conversation.key,
@@ -440,6 +490,21 @@ class Conversations:
                 "since": result.since,
             }
             self._service.store.record_events(playbook, [_event(REPLIES_READ, at, None, data)])
+        return _Taken(result, rules)
+
+    def _act(
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        conversation: Conversation,
+        at: datetime,
+        taken: _Taken,
+        ended: frozenset[str],
+    ) -> None:
+        """Answer and refuse as the replies say, then record the cursor and the replies taken."""
+        from parley.interaction.replies.taking import Answer
+
+        result, rules = taken.result, taken.rules
         for decision in result.decisions:
             reply = {"id": decision.reply_id, "conversation": conversation.key}
             if isinstance(decision, Answer):
@@ -451,7 +516,6 @@ class Conversations:
                     self._refused(playbook, ref, request, decision, rule, reply, at)
         moved = result.since if result.since != conversation.since else None
         self.store.after_read(ref, since=moved, taken=result.taken, ended=ended)
-        return "read"
 
     # --- refusals and telling ------------------------------------------------------------------------
 
@@ -545,6 +609,14 @@ class Conversations:
                 self.store.add_own(ref, told["id"])
         done = {**base, "result_size": json_size(answer.result), "duration_ms": answer.duration_ms}
         self._service.store.record_events(playbook, [_event(TELLING_SUCCEEDED, now, None, done)])
+
+
+@dataclass(frozen=True)
+class _Taken:
+    """A read's decisions, with the rule and request of each open request that has a rule."""
+
+    result: ReadResult
+    rules: dict[str, tuple[Any, Request]]
 
 
 def _rendered(written: Any, data: dict[str, Any]) -> Any:

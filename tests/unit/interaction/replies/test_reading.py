@@ -62,6 +62,8 @@ class Calls:
     client: Any
     made: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     on: bool = False
+    #: Calls of these names fail once each (then are removed).
+    failing: set[str] = field(default_factory=set)
 
     def __getattr__(self, name: str) -> Any:
         live = getattr(self.client, name)
@@ -69,6 +71,9 @@ class Calls:
         def call(*args: Any, **kwargs: Any) -> Any:
             if self.on:
                 self.made.append((name, kwargs))
+            if name in self.failing:
+                self.failing.discard(name)
+                raise RuntimeError(f"{name} failed")
             return live(*args, **kwargs)
 
         return call
@@ -357,3 +362,49 @@ def test_a_read_of_no_conversation_is_unchanged_and_makes_nothing(harness: Harne
     )
     assert "Item" not in found
     assert harness.scheduler.schedules == {}
+
+
+def test_a_read_that_cannot_queue_the_next_is_made_again_by_the_retry(harness: Harness) -> None:
+    """The timer queue refuses the next read: the read gives its number back and fails, so the queue's
+    retry of its work makes it again; the reading goes on and a later reply is taken."""
+    run = harness.run("approve-fast")
+    harness.advance(5)
+    work = _read_work(harness)
+    harness.scheduler.schedules.clear()
+    plain = harness.scheduler.schedule
+
+    def refusing(name: str, at: datetime, work: Any) -> None:
+        raise RuntimeError("the timer queue is unavailable")
+
+    harness.scheduler.schedule = refusing  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        harness.scheduler.handler(work, None)
+    harness.scheduler.schedule = plain  # type: ignore[method-assign]
+
+    assert harness.scheduler.handler(work, None)["outcome"] == "read"  # the queue's retry
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "approve", ts)
+    harness.advance(60)
+    assert harness.service.get_run(PLAYBOOK, run.run_id).output == {"verdict": "approve"}
+
+
+def test_a_read_that_fails_before_taking_anything_is_made_again_and_takes_once(harness: Harness) -> None:
+    run = harness.run("approve-fast")
+    harness.advance(5)
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "maybe later", ts)  # refused, and the owner told
+    work = _read_work(harness)
+    harness.scheduler.schedules.clear()
+    harness.calls.failing.add("batch_get_item")  # the read of the open requests fails once
+    with pytest.raises(RuntimeError):
+        harness.scheduler.handler(work, None)
+    assert harness.history(run.run_id).count("reply_refused") == 0
+
+    assert harness.scheduler.handler(work, None)["outcome"] == "read"  # the queue's retry
+    assert harness.scheduler.handler(work, None)["outcome"] == "unchanged"  # and a duplicate of it
+    assert harness.history(run.run_id).count("reply_refused") == 1
+    told = [m for m in harness.chat.chat.thread(channel, ts)[0] if m.user == BOT_USER and m.ts != ts]
+    assert len(told) == 1
+    assert [w["read"] for _, w in harness.scheduler.schedules.values() if w["work"] == "read"] == [
+        work["read"] + 1
+    ]
