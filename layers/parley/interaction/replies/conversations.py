@@ -12,8 +12,10 @@
   under its number by one conditional write that returns the conversation (two firings never make the
   same read; a read that finds nothing new writes nothing else). A read that fails before it acts on a
   reply, or cannot queue the next read, gives its number back, so that the queue's retry of its work
-  makes it (a crash that kills the process still stops the reading: nothing gives the number back). It
-  drops the requests that are no longer
+  makes it; an answer whose write is made takes its reply though what follows the write fails (ending
+  the run's wait). A failure after another reply was acted on, or a crash that kills the process, still
+  stops the reading: made again, the read would take that reply twice, and nothing gives the number
+  back. It drops the requests that are no longer
   open, stops when none is left, and otherwise calls the reading tool with ``replies.with`` rendered
   over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. A failed read (a tool
   error, a server failure, no list at ``read.list``, more than 64 KiB) is ``reading_failed``; the
@@ -508,7 +510,7 @@ class Conversations:
         for decision in result.decisions:
             reply = {"id": decision.reply_id, "conversation": conversation.key}
             if isinstance(decision, Answer):
-                self._service.answer_by_reply(playbook, decision.run_id, decision.answer, reply)
+                self._answer(playbook, decision.run_id, decision.answer, reply)
             else:
                 run_id = decision.run_id or (decision.candidates[0] if decision.candidates else None)
                 if run_id is not None and run_id in rules:
@@ -516,6 +518,18 @@ class Conversations:
                     self._refused(playbook, ref, request, decision, rule, reply, at)
         moved = result.since if result.since != conversation.since else None
         self.store.after_read(ref, since=moved, taken=result.taken, ended=ended)
+
+    def _answer(self, playbook: PlaybookRef, run_id: str, answer: Any, reply: dict[str, str]) -> None:
+        """Answer the request from a reply. A failure after the answer's write (ending the run's wait,
+        forgetting its expiry: the wait's own timeout is then the backstop) leaves the request answered:
+        the reply is taken, as when another ending came first, and the reading goes on."""
+        try:
+            self._service.answer_by_reply(playbook, run_id, answer, reply)
+        except Exception:
+            request = self._service.store.get_request(playbook, run_id)
+            if request is None or request.state == "open":
+                raise
+            LOG.exception("the answer of run %s from a reply is recorded; what follows it failed", run_id)
 
     # --- refusals and telling ------------------------------------------------------------------------
 

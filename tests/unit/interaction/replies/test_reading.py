@@ -46,12 +46,17 @@ class Waits:
 
     service: RunService | None = None
     ended: dict[str, Any] = field(default_factory=dict)
+    #: Ending a wait fails this many times first (Step Functions unavailable).
+    failures: int = 0
 
     def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
         assert self.service is not None
         self.service.park_request(run, f"token-{run.run_id}")
 
     def succeed(self, token: str, output: Any) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("Step Functions is unavailable")
         self.ended.setdefault(token, output.get("ending"))
 
 
@@ -98,6 +103,7 @@ class Harness:
     ) -> None:
         self.service, self.clock, self.scheduler, self.chat = service, clock, scheduler, chat
         self.calls = calls
+        self.waits = Waits()
         self.start = clock.now()
 
     def run(self, name: str, owner: str = "maria", draft: str = "the brief") -> Run:
@@ -176,7 +182,9 @@ tool_servers:
         definitions.create_definition(PLAYBOOK, "interaction", "approve-in-chat", CHAT_FUNCTION)
         definitions.create_definition(PLAYBOOK, "interaction", "approve-fast", FAST)
         definitions.create_definition(PLAYBOOK, "interaction", "approve-channel", CHANNEL)
-        yield Harness(service, manual_clock, scheduler, chat, client)
+        harness = Harness(service, manual_clock, scheduler, chat, client)
+        harness.waits = waits
+        yield harness
 
 
 def test_a_reply_in_the_thread_answers_the_request(harness: Harness) -> None:
@@ -408,3 +416,28 @@ def test_a_read_that_fails_before_taking_anything_is_made_again_and_takes_once(h
     assert [w["read"] for _, w in harness.scheduler.schedules.values() if w["work"] == "read"] == [
         work["read"] + 1
     ]
+
+
+def test_an_answer_whose_wait_cannot_be_ended_still_leaves_the_reading_going(harness: Harness) -> None:
+    """The answer is written, then ending its run's wait fails (the wait's timeout is the backstop): the
+    reply is taken, and the conversation is read on for the other request in it."""
+    first = harness.run("approve-channel", draft="first")
+    harness.advance(2)
+    second = harness.run("approve-channel", draft="second")
+    harness.advance(3)  # read 1
+    _, first_ts = harness.thread_of(first.run_id)
+    harness.chat.chat.post("maria", "maria", "approve", first_ts)
+    harness.waits.failures = 1
+    harness.advance(10)  # read 2 takes the answer; its wait is not ended
+
+    assert harness.service.get_run(PLAYBOOK, first.run_id).output == {"verdict": "approve"}
+    assert harness.reads() == [5, 15]
+    assert any(w["work"] == "read" and w["read"] == 3 for _, w in harness.scheduler.schedules.values())
+    _, second_ts = harness.thread_of(second.run_id)
+    harness.chat.chat.post("maria", "maria", "revise the second", second_ts)
+    harness.advance(20)  # read 3
+    assert harness.service.get_run(PLAYBOOK, second.run_id).output == {
+        "verdict": "revise",
+        "note": "the second",
+    }
+    assert harness.history(first.run_id).count("request_answered") == 1
