@@ -69,7 +69,6 @@ POLL_READS: Final = 2
 #: The moments after the answer is sent that :func:`answer_to_next_model_call` times.
 MODEL_CALL: Final = "the run's next model call"
 LATENCIES: Final = (
-    "the settle function invoked",
     "the reason function invoked",
     MODEL_CALL,
     "the answer's reply (run ended)",
@@ -292,8 +291,8 @@ def waits_cost_nothing(bench: AgentBench) -> dict[str, AgentRunCalls]:
 
 def answer_to_next_model_call(bench: AgentBench, rounds: int = 30) -> dict[str, tuple[float, float]]:
     """From sending the answer to the canned model receiving the run's next request, p50 and p99 (ms),
-    over ``rounds`` runs (after three uncounted ones); with, on the way, the times to the invocations of
-    the settle and reason functions (the execution's next task states) and to the answer's reply."""
+    over ``rounds`` runs (after three uncounted ones); with, on the way, the times to the invocation of
+    the reason function (invoked by the answer itself, after its write) and to the answer's reply."""
     functions = bench.harness.server.functions
     plain_handler = functions.handler
     invoked: dict[str, float] = {}
@@ -321,7 +320,7 @@ def answer_to_next_model_call(bench: AgentBench, rounds: int = 30) -> dict[str, 
                 raise RuntimeError("the answer did not lead to exactly one model call")
             if round_number < 3:
                 continue
-            stamps = [invoked["settle"], invoked["reason"], bench.model.resumed[-1], replied]
+            stamps = [invoked["reason"], bench.model.resumed[-1], replied]
             for key, stamp in zip(LATENCIES, stamps, strict=True):
                 samples[key].append((stamp - sent) * 1000)
     finally:
@@ -366,7 +365,7 @@ def report() -> None:
             "DynamoDB request units", lambda c: f"{c.dynamodb_units[0]:g} write, {c.dynamodb_units[1]:g} read"
         ),
         row("model calls", lambda c: c.model_calls),
-        row("list price per 1,000 runs", lambda c: f"${sum(c.cost.values()) * 1000:.4f}"),
+        row("list price per 1,000 runs (goal: ≤ $0.15)", lambda c: f"${sum(c.cost.values()) * 1000:.4f}"),
     ]
     rows += [
         row(f"  {item}", lambda c, item=item: f"${c.cost[item] * 1000:.5f}")
@@ -388,7 +387,7 @@ def report() -> None:
     print()
     p50, p99 = latency.pop(MODEL_CALL)
     print("answer_interaction -> the run's next model call on the local runtime (30 runs; the model canned")
-    print("in process, so no provider round trip; the local interpreter runs the state machine)")
+    print("in process, so no provider round trip; the answer invokes the reason function after its write)")
     print(f"  p50 {p50:.1f} ms   p99 {p99:.1f} ms")
     print("  on the way, from sending the answer:")
     for name, (p50, p99) in latency.items():

@@ -30,6 +30,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import re
 import threading
 import time
@@ -82,6 +83,13 @@ WORKERS: Final = 8
 MAX_ERROR: Final = 256
 MAX_CAUSE: Final = 32_768
 LOG: Final = logging.getLogger("parley.local")
+#: A fault the crash tests inject (``tests/local/test_crash_endings.py``): with ``crash-before-token``,
+#: the process dies (``os._exit``, as SIGKILL would stop it) when a run's wait is about to be told its
+#: ending, that is between the ending's write and its ``SendTaskSuccess`` — once the writes made so far
+#: are on disk (:attr:`LocalExecutor.before_crash`), so that the test meets the ending's write kept and
+#: the token lost. Never set outside those tests.
+FAULT_VARIABLE: Final = "PARLEY_LOCAL_FAULT"
+CRASH_BEFORE_TOKEN: Final = "crash-before-token"
 #: Step Functions' names of state machines and executions.
 _NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,80}")
 
@@ -158,6 +166,9 @@ class LocalExecutor:
     ) -> None:
         self._invoke = invoke
         self.settle_within = settle_within
+        self._crash_before_token = os.environ.get(FAULT_VARIABLE) == CRASH_BEFORE_TOKEN
+        #: What the fault calls before it stops the process (the server's: every write on disk).
+        self.before_crash: Callable[[], None] | None = None
         suffix = uuid.uuid4().hex[:8]
         self.state_machine_name = f"parley-runs-{suffix}"
         self.state_machine_arn = (
@@ -234,6 +245,11 @@ class LocalExecutor:
         if self._answers_call(token, "SendTaskSuccess"):
             self._signal_workflow(token, outcome)
         else:
+            if self._crash_before_token:
+                if self.before_crash is not None:
+                    self.before_crash()
+                LOG.error("%s=%s: the process stops before the token", FAULT_VARIABLE, CRASH_BEFORE_TOKEN)
+                os._exit(137)
             self._signal(token, outcome)
 
     def fail(self, token: str, error: str, cause: str) -> None:

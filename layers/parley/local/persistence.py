@@ -234,6 +234,29 @@ class LocalData:
                 found.append((PlaybookRef(org, playbook), run_from(plain, self._content.get)))
         return found
 
+    def ended_requests_of_started_runs(self) -> list[tuple[PlaybookRef, Request]]:
+        """Every request that has ended while its run is still ``started`` (after :meth:`load`): an agent
+        run between its steps, or a run that never took its request's ending (issue 26)."""
+        from parley.definitions.model import PlaybookRef
+        from parley.dynamo import ItemCodec
+        from parley.runs.items import request_from
+
+        codec = ItemCodec()
+        started: set[tuple[str, str]] = set()
+        ended: list[tuple[str, dict[str, Any]]] = []
+        for item in self._items():
+            plain = codec.plain(item)
+            if plain.get("kind") == "run" and plain.get("status") == "started":
+                started.add((str(plain["pk"]), str(plain["run_id"])))
+            elif plain.get("kind") == "request" and plain.get("state") != "open":
+                ended.append((str(plain["pk"]), plain))
+        found = []
+        for pk, plain in ended:
+            if (pk, str(plain["run_id"])) in started:
+                _, org, playbook = pk.split("#", 2)
+                found.append((PlaybookRef(org, playbook), request_from(plain)))
+        return found
+
     # --- as it goes: what the writes left (parley.local.aws.WriteLog, scheduler.ScheduleJournal) -------
 
     def items_written(self, table: str, images: list[tuple[Any, Any, Mapping[str, Any] | None]]) -> None:

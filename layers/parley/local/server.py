@@ -163,6 +163,7 @@ class LocalServer:
         self.restored = data.load()
         data.keep(client, self.clock if isinstance(self.clock, ManualClock) else None)
         self.data = data
+        self.executor.before_crash = data.durable  # (the crash tests' fault: parley.local.executor)
 
     def start_background(self) -> None:
         """Once serving: with the real clock run timed work on time from now on (the manual clock waits
@@ -174,17 +175,30 @@ class LocalServer:
 
     def _revive(self) -> None:
         """Start again the execution of every open request the data folder kept (the old ones died with
-        the process), each parked on a new token, so answers, expiries and cancels end their waits; then
-        every started workflow run's, whose machine meets the runs it called again by their ids."""
+        the process), each parked on a new token, so answers, expiries and cancels end their waits (a run
+        a workflow called has none: its workflow's own is started again); then every started workflow
+        run's, whose machine meets the runs it called again by their ids. And a run whose request ended
+        without the run taking it (a step cut off by the stop, or data an older version wrote) takes it
+        now, as the backstop would (issue 26)."""
+        from parley.ports.waiting import RunKey
         from parley.runs.service import run_service
 
         runs = run_service(self.runtime)
         workflows: Any = runs.kind("workflow")
         assert self.data is not None
         waiting = self.data.open_requests()
-        self._each([(partial(runs.start_waiting, p, r), r.run_id) for p, r in waiting], "run %s cannot wait")
+        self._each(
+            [(partial(self._wait_again, runs, p, r), r.run_id) for p, r in waiting], "run %s cannot wait"
+        )
         started = self.data.started_workflows()
         self._each([(partial(workflows.rearm, p, r), r.run_id) for p, r in started], "run %s cannot go on")
+        untaken = [RunKey(p.org, p.playbook, r.run_id) for p, r in self.data.ended_requests_of_started_runs()]
+        self._each([(partial(runs.settle_run, key, None), key.run_id) for key in untaken], "run %s stays")
+
+    @staticmethod
+    def _wait_again(runs: Any, playbook: Any, request: Any) -> None:
+        run = runs.store.get_run(playbook, request.run_id)
+        runs.start_waiting(playbook, request, execution=run is None or run.parent is None)
 
     def _pause(self, seconds: float) -> None:
         """Wait, releasing the server's lock where this thread holds it (a request's call). A workflow's
