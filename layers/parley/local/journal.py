@@ -174,6 +174,11 @@ class Journal:
         for (image,) in self._db.execute("select image from items"):
             yield json.loads(image)
 
+    def read_item_texts(self) -> Iterator[str]:
+        """Each item's JSON as kept (for a reader of its own: ``parley.local.persistence.moto_items``)."""
+        for (image,) in self._db.execute("select image from items"):
+            yield str(image)
+
     def count_items(self) -> int:
         return int(self._db.execute("select count(*) from items").fetchone()[0])
 

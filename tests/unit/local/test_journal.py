@@ -6,6 +6,7 @@ it: the emulated DynamoDB client tells the image of every item a write touched
 
 from __future__ import annotations
 
+import json
 import random
 import shutil
 import threading
@@ -59,7 +60,7 @@ def test_a_torn_last_commit_is_dropped_whole(tmp_path: Path, damage: str) -> Non
     before = crash_image(journal.folder, tmp_path / "before")
     wal_before = (before / f"{JOURNAL_FILE}-wal").stat().st_size
     journal.append(
-        put(item("P", "a", v="2")), put(item("P", "c", v="2")), item_change(*[{"S": "P"}, {"S": "b"}], None)
+        put(item("P", "a", v="2")), put(item("P", "c", v="2")), item_change({"S": "P"}, {"S": "b"}, None)
     )
     journal.sync()
     torn = crash_image(journal.folder, tmp_path / "torn")
@@ -158,10 +159,10 @@ def test_compaction_then_the_journal_since_read_back_as_the_state(tmp_path: Path
         if round_ == 0:
             journal.compact()
             assert not (journal.folder / f"{JOURNAL_FILE}-wal").stat().st_size
-    image = crash_image(journal.folder, tmp_path / "crashed")
+    crashed = crash_image(journal.folder, tmp_path / "crashed")
     journal.close()
 
-    for folder in (image, journal.folder):  # after a crash, and after a clean stop
+    for folder in (crashed, journal.folder):  # after a crash, and after a clean stop
         reopened = Journal(folder)
         assert items_of(reopened) == model["items"]
         assert dict(reopened.read_objects()) == model["objects"]
@@ -304,6 +305,7 @@ def test_the_manual_clock_tells_each_move(manual_clock: Any) -> None:
 
 
 def test_items_made_for_a_start_are_what_moto_makes() -> None:
+    """Every kind of value, and maps whose one attribute is named like a kind."""
     from moto.dynamodb.models.dynamo_type import DynamoType, Item
 
     from parley.local.persistence import moto_items
@@ -315,13 +317,24 @@ def test_items_made_for_a_start_are_what_moto_makes() -> None:
         "gone": {"NULL": True},
         "tags": {"SS": ["a", "b"]},
         "answer": {"M": {"verdict": {"S": "approve"}, "notes": {"L": [{"S": "x"}, {"N": "1"}, {"M": {}}]}}},
+        "S": {"M": {"S": {"S": "a map whose one attribute is named S"}}},
+        "M": {"M": {"M": {"M": {"L": {"L": []}}}}},
+        "L": {"L": [{"M": {"N": {"N": "7"}}}, {"L": [{"BOOL": False}]}]},
     }
-    made, expected = (
-        moto_items("pk", "sk")(attributes),
-        Item(DynamoType(attributes["pk"]), DynamoType(attributes["sk"]), attributes),
-    )
-    assert made.to_json() == expected.to_json()
+    made = moto_items("pk", "sk")(json.dumps(attributes))
+    expected = Item(DynamoType(attributes["pk"]), DynamoType(attributes["sk"]), attributes)
+    assert made.to_json() == expected.to_json() == {"Attributes": attributes}
     assert (made.hash_key, made.range_key) == (expected.hash_key, expected.range_key)
     assert made.attrs == expected.attrs
-    assert made.attrs["answer"].value["notes"].value[2] == expected.attrs["answer"].value["notes"].value[2]
     assert made.size() == expected.size()
+
+    def shape(value: Any) -> Any:  # the classes all the way down, as moto's code walks them
+        if isinstance(value, DynamoType):
+            return ("DynamoType", value.type, shape(value.value))
+        if isinstance(value, dict):
+            return {name: shape(entry) for name, entry in value.items()}
+        if isinstance(value, list):
+            return [shape(entry) for entry in value]
+        return type(value).__name__
+
+    assert shape(dict(made.attrs)) == shape(dict(expected.attrs))
