@@ -315,7 +315,7 @@ def test_arguments_the_tool_refuses_are_a_failed_call_and_no_request(
 
 
 def test_the_model_is_refused_a_twenty_first_request(
-    run: Callable[..., Run], service: RunService, fake: FakeProviders
+    run: Callable[..., Run], service: RunService, fake: FakeProviders, waits: AgentWaits
 ) -> None:
     steps = [tool_use(("request_input", {"kind": "text", "prompt": f"Question {n}?"})) for n in range(21)]
     fake.script(MESSAGES, *steps, Scripted(body=anthropic_text("Asked enough.")))
@@ -327,6 +327,10 @@ def test_the_model_is_refused_a_twenty_first_request(
     assert (done.status, done.output) == ("succeeded", "Asked enough.")
     told = fake.requests_to("/v1/messages")[21].body["messages"][-1]["content"][0]
     assert told["is_error"] is True and "20 times" in told["content"]
+    # Each request waited in an execution of its own, every one told its ending (one transition each).
+    key = RunKey(PLAYBOOK.org, PLAYBOOK.playbook, started.run_id)
+    assert waits.names == [key.wait_execution_name(number) for number in range(1, 21)]
+    assert list(waits.ended.values()) == [{"ending": "answered"}] * 20
 
 
 def test_an_ask_to_that_renders_a_control_character_is_unworkable_and_asks_nobody(

@@ -440,3 +440,29 @@ def test_the_expiry_is_the_moment_plus_expires(run: Any, service: RunService, wa
 
     assert request is not None and request.expires_at == "2026-10-17T10:28:42.000Z"
     assert waits.started[started.run_id] == int(timedelta(minutes=11).total_seconds())
+
+
+# --- a run a workflow called ----------------------------------------------------------------------------
+
+
+def test_a_run_a_workflow_called_has_no_execution_and_its_answer_tells_the_workflow_in_the_same_call(
+    service: RunService, waits: Any, scheduler: Any, answer: Any, functions: None
+) -> None:
+    from parley.runs.model import Parent
+
+    told: list[Any] = []
+    service.store.ended = lambda playbook, run: told.append(run)
+    parent = Parent(str(uuid.uuid4()), "/do/0/ask", token="workflow-token")
+    started = service.run_definition(
+        PLAYBOOK, "interaction", APPROVE, input_value={"owner": "maria", "review": "ok"}, run_id=None,
+        started_by="dev", parent=parent,
+    )  # fmt: skip
+
+    assert waits.starts == 0  # the workflow's own execution is the wait
+    assert f"expire-{key(started.run_id).scoped_id}" in scheduler.schedules  # the expiry still ends it
+    answer(started.run_id, {"verdict": "approve"})
+
+    (ended,) = told
+    assert (ended.run_id, ended.status, ended.output) == (started.run_id, "succeeded", {"verdict": "approve"})
+    assert ended.parent is not None and ended.parent.token == "workflow-token"
+    assert waits.ended == {}
