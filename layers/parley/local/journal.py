@@ -296,6 +296,9 @@ class Journal:
         except sqlite3.Error as exc:
             LOG.warning("compacting the data folder %s: %s", self.folder, exc)
         self._db.close()
+        with self._changed:  # a write after this (a thread that outlived the server) is not kept
+            self._failure = self._failure or RuntimeError("it is closed")
+            self._changed.notify_all()
 
     @property
     def failure(self) -> BaseException | None:

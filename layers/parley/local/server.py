@@ -42,6 +42,7 @@ from typing import Any, Final, Literal
 from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
 from parley.config import OperatorConfig, load_operator_config, operator_config_from_environment
+from parley.errors import Problem
 from parley.front.target import is_mcp_path
 from parley.listening import listen_failure
 from parley.local.clock_routes import answer_clock_route, is_clock_path
@@ -49,7 +50,7 @@ from parley.local.data_lock import DataFolderInUse, DataFolderLock
 from parley.local.events import HttpReply, api_gateway_event, http_reply
 from parley.local.front import FrontLimits, HttpFront, listening_socket
 from parley.local.functions import LambdaContext
-from parley.local.journal import Journal
+from parley.local.journal import Journal, JournalFailed
 from parley.local.persistence import LocalData, Restored, stored_clock
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
@@ -253,7 +254,10 @@ class LocalServer:
             self._settle()
             self._run_work_due_now()
         if self.data is not None:  # every write the answer reports is on disk first (issue 27)
-            self.data.durable()
+            try:
+                self.data.durable()
+            except JournalFailed as exc:  # not acknowledged: the client must not take it as kept
+                result = problem_result(Problem("unavailable", f"{exc}; what this request did is not kept."))
         return http_reply(result)
 
     def _run_work_due_now(self) -> None:

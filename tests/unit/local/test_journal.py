@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sqlite3
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -338,3 +339,29 @@ def test_items_made_for_a_start_are_what_moto_makes() -> None:
         return type(value).__name__
 
     assert shape(dict(made.attrs)) == shape(dict(expected.attrs))
+
+
+def test_a_write_the_folder_cannot_keep_is_answered_503_not_acknowledged(
+    tmp_path: Path, example_source: str
+) -> None:
+    from parley.config import parse_operator_config
+    from parley.local.server import ServeOptions, running
+
+    operator = parse_operator_config(
+        "principals: [{id: dev, token: dev-token, grants: [{org: acme, playbook: campaigns, role: write}]}]",
+        "test",
+        environ={},
+    )
+    headers = [("Authorization", "Bearer dev-token"), ("Content-Type", "application/json")]
+    body = json.dumps({"name": "approve", "source": example_source}).encode()
+    path = "/v1/orgs/acme/playbooks/campaigns/definitions/interaction"
+    with running(ServeOptions(port=0, clock="manual", data=tmp_path / "data"), operator) as server:
+        assert server.data is not None
+        journal = server.data.journal
+        database, journal._db = journal._db, sqlite3.connect(":memory:")
+        journal._db.close()  # the disk is gone: every commit fails from now on
+        reply = server.answer("POST", path, headers, body, "127.0.0.1")
+        journal._db = database
+        assert reply.status == 503
+        problem = json.loads(reply.body)
+        assert "cannot be written" in problem["detail"] and "not kept" in problem["detail"], problem
