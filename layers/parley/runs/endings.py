@@ -115,8 +115,17 @@ def cancel_run(
 
 def expire_request(runs: RunService, key: RunKey) -> str:
     """The timer's work: end the request as expired once it is due and still open. What happened:
-    ``expired``, or ``unchanged`` (already ended, or not yet due: the backstop covers that)."""
-    return runs.retrying(lambda: _expire(runs, key, due=True))
+    ``expired``, or ``unchanged`` (already ended, or not yet due: the backstop covers that). A request
+    that ended while its run, still ``started``, never took that ending (a write an older version made
+    apart, an agent run's step whose invocation was lost) is taken now, as the backstop would."""
+
+    def expire() -> str:
+        outcome = _expire(runs, key, due=True)
+        if outcome == "unchanged":
+            return _settle(runs, key, None)
+        return outcome
+
+    return runs.retrying(expire)
 
 
 def _expire(runs: RunService, key: RunKey, *, due: bool) -> str:

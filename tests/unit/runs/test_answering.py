@@ -216,6 +216,19 @@ def test_a_run_answered_without_its_ending_is_ended_by_the_same_answer_sent_agai
     assert history(service, started.run_id) == ["interaction_requested", "request_answered", "run_succeeded"]
 
 
+def test_a_run_answered_without_its_ending_is_ended_by_its_expirys_timer(
+    run: Any, service: RunService, handlers: Any, manual_clock: ManualClock
+) -> None:
+    started = run()
+    _answer_without_its_ending(service, started.run_id, manual_clock.now())
+    manual_clock.advance(TWO_DAYS)
+
+    fired = handlers["timer"]({"work": "expire", "run": key(started.run_id).as_json()}, None)
+
+    assert fired["outcome"] == "succeeded"
+    assert service.get_run(PLAYBOOK, started.run_id).status == "succeeded"
+
+
 def test_a_run_answered_without_its_ending_is_ended_by_its_backstop_or_its_wait(
     run: Any, service: RunService, waits: Any, manual_clock: ManualClock
 ) -> None:
