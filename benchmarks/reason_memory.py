@@ -541,8 +541,8 @@ def report() -> None:
         f"{mixed.rss_at_end_mb:.0f} MB resident at the end"
     )
     print(
-        f"  (ru_maxrss read by a measuring process: {cold.ru_maxrss_mb:.0f} MB, the spawning process's peak,\n"
-        "   kept across exec; the peaks above are VmHWM)"
+        f"  (ru_maxrss read by a measuring process: {cold.ru_maxrss_mb:.0f} MB, the spawning process's "
+        "peak,\n   kept across exec; the peaks above are VmHWM)"
     )
     worst_step = max(
         environment.warm_cpu(step) for environment in figures.kinds.values() for step in environment.steps()

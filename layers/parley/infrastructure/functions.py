@@ -182,8 +182,19 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         name="reason",
         handler="functions/reason/handler.py",
         # A run renders its prompt, calls its model (60 s plus 25 ms a token of max_output_tokens, up to
-        # 1,660 s at 64,000) and checks a JSON answer of up to 1 MiB: more memory, the longest timeout.
-        memory_mb=1536,
+        # 1,660 s at 64,000; the longest timeout) and checks a JSON answer of up to 1 MiB. Most of its
+        # time is spent waiting for the model, billed by the GB-second, so it has the memory it needs with
+        # a clear margin and no more (`make bench`, benchmarks/reason_memory.py): a process that imports
+        # this handler peaks at 66 MB resident for a text run, 86 MB checking a JSON answer of
+        # 1,040,000 bytes, 69 MB for an agent run's two steps, 104 MB with two MCP tool calls, 114 MB
+        # reading an 800 KB tool result, and 130 MB doing all of these in turn; with Lambda's runtime
+        # (30-60 MB) about 190 MB, and 512 MB is 2.7 times that: a margin for what was not measured
+        # (requests of several MB to models with larger context windows). Its CPU share is 512/1769 of a
+        # vCPU: a step's CPU (7 ms for a text answer, 14 ms for an agent step, 50-130 ms with MCP tool
+        # calls, 300 ms for the 1 MiB JSON check) takes up to 3.5 times as long, 0.02-1.0 s, beside the
+        # model's seconds; a cold environment's first run (0.5-1.1 s of CPU: the handler's import is 5 ms,
+        # the first run loads boto3's clients, httpx and the MCP client) about 1.6-3.9 s.
+        memory_mb=512,
         timeout_s=900,
         description="Parley reason: a reasoning run's model call, its checked answer and its record",
     ),
