@@ -191,9 +191,9 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # (30-60 MB) about 190 MB, and 512 MB is 2.7 times that: a margin for what was not measured
         # (requests of several MB to models with larger context windows). Its CPU share is 512/1769 of a
         # vCPU: a step's CPU (7 ms for a text answer, 14 ms for an agent step, 50-130 ms with MCP tool
-        # calls, 300 ms for the 1 MiB JSON check) takes up to 3.5 times as long, 0.02-1.0 s, beside the
-        # model's seconds; a cold environment's first run (0.5-1.1 s of CPU: the handler's import is 5 ms,
-        # the first run loads boto3's clients, httpx and the MCP client) about 1.6-3.9 s.
+        # calls, 0.3 s for the 1 MiB JSON check) takes 3.5 times as long, 0.03-1.1 s, beside the model's
+        # seconds; a cold environment's first run (0.5-1.1 s of CPU: the handler's import is 5 ms, the
+        # first run loads boto3's clients, httpx and the MCP client) about 1.6-4 s.
         memory_mb=512,
         timeout_s=900,
         description="Parley reason: a reasoning run's model call, its checked answer and its record",
