@@ -249,3 +249,19 @@ def test_a_folder_an_earlier_version_kept_is_read_once_and_moved_aside(tmp_path:
         "parley-local.json.imported",
         "parley-local.sqlite",
     ]
+
+
+def test_a_data_folder_that_is_not_ours_is_refused_in_words(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "parley-local.sqlite").write_text("somebody's notes\n" * 500, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "parley.cli", "serve", "--port", "0", "--data", str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "is not a Parley data file" in done.stderr and "--data none" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -35,8 +35,10 @@ them tested, not from code of our own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -115,8 +117,9 @@ class Journal:
         self.folder = folder
         self.path = folder / JOURNAL_FILE
         self.wal = folder / f"{JOURNAL_FILE}-wal"
-        folder.mkdir(parents=True, exist_ok=True)
         fresh = not self.path.exists()
+        if fresh:
+            _make_folder(folder)
         try:
             self._db = _connect(self.path)
             #: Pages of the ``-wal`` file a crash left uncompacted, replayed at this open.
@@ -303,6 +306,27 @@ class Journal:
     @property
     def failure(self) -> BaseException | None:
         return self._failure
+
+
+def _make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) so that it is there after a power cut too: SQLite syncs the
+    folder when it creates its files in it, not the folder's own entry in its parent."""
+    missing = [path for path in (folder, *folder.parents) if not path.exists()]
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in missing:
+        _sync_folder(path.parent)
+
+
+def _sync_folder(path: Path) -> None:
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return  # (a folder that cannot be opened to sync, e.g. on some platforms: nothing more to do)
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(handle)
+    finally:
+        os.close(handle)
 
 
 def _size(path: Path) -> int:

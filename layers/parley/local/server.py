@@ -368,6 +368,9 @@ def serve(options: ServeOptions) -> int:
 
             try:
                 stack.enter_context(running(options, operator, announce))
+            except ValueError as exc:  # a data folder this version cannot read (parley.local.journal)
+                print(f"parley serve: {exc}", file=sys.stderr)
+                return 2
             except OSError as exc:
                 print(
                     f"parley serve: {listen_failure(options.host, options.port, exc, _SERVE_HINT)}",
