@@ -13,6 +13,7 @@ from benchmarks import (
     create_definition,
     import_time,
     local_scale,
+    reason_memory,
     reasoning,
     replies,
     runs,
@@ -85,6 +86,8 @@ def main() -> None:
     tool_runs.report()
     print()
     agent_runs.report()
+    print()
+    reason_memory.report()
     print()
     local_scale.report()
     print()

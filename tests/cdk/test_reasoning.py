@@ -89,15 +89,16 @@ def test_only_the_api_lists_bedrocks_models_and_only_when_the_stage_names_some(
 def test_the_reason_function_has_its_measured_memory_and_the_longest_timeout(
     synthesized: Synthesized, stage: str
 ) -> None:
-    # 512 MB: 130 MB measured at the peak (benchmarks/reason_memory.py), with Lambda's runtime about 190 MB
-    # (the figures are beside memory_mb in parley.infrastructure.functions); the model's wait needs no CPU.
+    # 1,024 MB: 130 MB measured at the peak (benchmarks/reason_memory.py), with Lambda's runtime about
+    # 190 MB, and the CPU a first step needs (the figures are beside memory_mb in
+    # parley.infrastructure.functions).
     template = synthesized.templates[stage]
     layer_id, _ = only(template, "AWS::Lambda::LayerVersion")
     _, function = function_named_in(template, "reason")
     props = function["Properties"]
 
     assert props["FunctionName"] == f"parley-{stage}-reason"
-    assert (props["MemorySize"], props["Timeout"]) == (512, 900)
+    assert (props["MemorySize"], props["Timeout"]) == (1024, 900)
     assert props["Timeout"] == max(d.timeout_s for d in FUNCTIONS) == 900  # Lambda's longest
     assert props["Handler"] == "handler.handler"
     assert props["Layers"] == [{"Ref": layer_id}]

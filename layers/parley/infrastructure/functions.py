@@ -188,13 +188,15 @@ FUNCTIONS: Final[tuple[FunctionDefinition, ...]] = (
         # this handler peaks at 66 MB resident for a text run, 86 MB checking a JSON answer of
         # 1,040,000 bytes, 69 MB for an agent run's two steps, 104 MB with two MCP tool calls, 114 MB
         # reading an 800 KB tool result, and 130 MB doing all of these in turn; with Lambda's runtime
-        # (30-60 MB) about 190 MB, and 512 MB is 2.7 times that: a margin for what was not measured
-        # (requests of several MB to models with larger context windows). Its CPU share is 512/1769 of a
-        # vCPU: a step's CPU (7 ms for a text answer, 14 ms for an agent step, 50-130 ms with MCP tool
-        # calls, 0.3 s for the 1 MiB JSON check) takes 3.5 times as long, 0.03-1.1 s, beside the model's
-        # seconds; a cold environment's first run (0.5-1.1 s of CPU: the handler's import is 5 ms, the
-        # first run loads boto3's clients, httpx and the MCP client) about 1.6-4 s.
-        memory_mb=512,
+        # (30-60 MB) about 190 MB. Memory alone would allow 512 MB; it has 1,024 MB for the CPU that comes
+        # with it, since a person often waits on a run's first step: at 1024/1769 of a vCPU a step's CPU
+        # (7 ms for a text answer, 14 ms for an agent step, 50-130 ms with MCP tool calls, 0.3 s for the
+        # 1 MiB JSON check) takes 1.7 times as long, 0.01-0.55 s, and a cold environment's first run
+        # (0.5-1.1 s of CPU: the handler's import is 5 ms, the first run loads boto3's clients, httpx and
+        # the MCP client) about 0.8-2 s, where 512 MB would make them 0.03-1.1 s and 1.6-4 s for about
+        # $0.03 less per 1,000 agent runs (`make bench`: $0.139 per 1,000 agent runs asking once at
+        # 1,024 MB, $0.111 at 512, $0.167 at the 1,536 MB it had).
+        memory_mb=1024,
         timeout_s=900,
         description="Parley reason: a reasoning run's model call, its checked answer and its record",
     ),
