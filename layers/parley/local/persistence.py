@@ -21,6 +21,10 @@ the process), and so is every started workflow run's: its machine runs again fro
 runs it called under the same ids (a call's run id is derived from the workflow's run, the task and the
 attempt), so what they recorded answers it at once and what still waits keeps the new token.
 
+Reading it back is quick (``make bench``: 30,003 items and 10,000 schedules, 10,000 open requests, in
+about 0.8 s): each item is decoded straight into moto's values (:func:`moto_items`) with the cyclic
+garbage collector paused. The executions are started again (the revival) once the server answers.
+
 A folder written by an earlier version (one JSON snapshot, ``parley-local.json``) is read once and
 moved aside as ``parley-local.json.imported``.
 
