@@ -22,6 +22,11 @@
   reading goes on. A read that found messages is ``replies_read``. The next read follows the cadence
   (``parley.interaction.replies.cadence``: 10, 20 and 40 seconds after the read before, then a minute, then 5
   minutes), never sooner than ``wait``, and a ``Retry-After`` (up to an hour).
+- **Calling the tool.** A read or a telling is one call of the tool, the operator's allow-list checked
+  first as for every call. It opens with the protocol version the server spoke to the process's last
+  call, and takes the listing from the process's store while the server's ``ttlMs`` allows
+  (``parley.tools.client.reusing_listings``, issue 26): two round trips, or one, where a delivery's
+  attempt makes three. A tool the server no longer lists fails it as before (``tool_not_offered``).
 - **Taking replies** (``parley.interaction.replies.taking``). An answer is recorded as any answer is
   (``request_answered``, with ``reply``, answered by ``playbook:<id>``) and the run takes it at once;
   an inbox answer racing it wins or loses on the store's condition. A refusal is ``reply_refused`` on
@@ -48,6 +53,7 @@ from parley.runs.events import new_event_id
 from parley.runs.items import playbook_key, request_key
 from parley.runs.model import Event, Request
 from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
+from parley.tools.client import reusing_listings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
@@ -415,14 +421,15 @@ class Conversations:
         if isinstance(arguments, CallFailure):
             return arguments
         service = self._service
-        return call_for_playbook(
-            service.runtime,
-            self._secrets,
-            playbook,
-            oldest.delivery.server,
-            str(replies["tool"]),
-            arguments,
-        )
+        with reusing_listings():
+            return call_for_playbook(
+                service.runtime,
+                self._secrets,
+                playbook,
+                oldest.delivery.server,
+                str(replies["tool"]),
+                arguments,
+            )
 
     def _failed_read(
         self,
@@ -605,9 +612,10 @@ class Conversations:
         }
         self._service.store.record_events(playbook, [_event(TELLING_STARTED, at, None, started)])
         service = self._service
-        outcome = call_for_playbook(
-            service.runtime, self._secrets, playbook, request.delivery.server, tool, arguments
-        )
+        with reusing_listings():
+            outcome = call_for_playbook(
+                service.runtime, self._secrets, playbook, request.delivery.server, tool, arguments
+            )
         now = self._service.runtime.clock.now()
         if isinstance(outcome, CallFailure):
             failed = {**base, "because": outcome.because, "message": outcome.words}
