@@ -8,6 +8,9 @@
 The stage defaults to ``dev``; the other context keys (the token issuer, secrets, Bedrock models, alarm
 address, the operator configuration) are ``parley_cdk.options``'. cdk-nag findings that are not
 acknowledged fail the synth.
+
+The layer's wheels come from a cache (``parley_cdk.bundling``): only a synth that finds none needs the
+package index, and without it the synth fails with the one line saying so, not jsii's traceback.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ import argparse
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -46,6 +51,23 @@ def prune_unreferenced_assets(outdir: Path) -> None:
             shutil.rmtree(path)
 
 
+@contextmanager
+def layer_failure_in_one_line() -> Iterator[None]:
+    """A layer that could not be built (while the stack is built, or synthesized) ends the process with
+    its one line (exit 2), instead of the page of traceback jsii's error brings."""
+    from parley_cdk.bundling import bundling_failure
+
+    before = bundling_failure()
+    try:
+        yield
+    except Exception:
+        failure = bundling_failure()
+        if failure is None or failure is before:
+            raise
+        print(f"synth: {failure}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def main(argv: list[str]) -> None:
     context = parse_context(argv)
     # Node 20 works with this CDK; jsii's end-of-life banner would only add noise to every synth.
@@ -63,11 +85,12 @@ def main(argv: list[str]) -> None:
     outdir = Path(os.environ.get("CDK_OUTDIR") or HERE / "cdk.out")
     app = App(outdir=str(outdir), context=context)
     try:
-        build(app)
+        with layer_failure_in_one_line():
+            build(app)
+            app.synth()
     except OptionsError as exc:  # a bad -c option: its one line, not a traceback
         print(f"synth: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    app.synth()
     prune_unreferenced_assets(outdir)
     for line in summary_lines(outdir):
         print(line)

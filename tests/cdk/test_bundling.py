@@ -1,7 +1,8 @@
 """The layer bundle without Docker: which pip command, for which platform, and the package copied beside.
 
-These run a stand-in for pip, so they need neither network nor a synth; a real synth (``python app.py``
-in ``cdk/``) builds the real bundle.
+These run a stand-in for pip, so they need neither network nor a synth (nor the user's wheel cache: each
+names its own folder); a real synth (``python app.py`` in ``cdk/``) builds the real bundle.
+``test_wheel_cache`` runs the real pip on the cache.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from aws_cdk import DockerImage
 
+import parley_cdk.bundling as bundling_module
 from parley_cdk.bundling import (
     LAYER_PYTHON_VARIABLE,
     BundlingFailed,
@@ -90,13 +92,17 @@ def test_local_bundling_runs_pip_and_copies_the_package_beside_its_dependencies(
     out = tmp_path / "out"
     out.mkdir()
 
-    bundled = LocalLayerBundling(build, python=_fake_pip(tmp_path, 0), compiler=sys.executable).try_bundle(
-        str(out), image=DockerImage.from_registry("unused")
+    bundling = LocalLayerBundling(
+        build, python=_fake_pip(tmp_path, 0), compiler=sys.executable, cache=tmp_path / "wheels"
     )
 
+    bundled = bundling.try_bundle(str(out), image=DockerImage.from_registry("unused"))
+
     assert bundled is True
+    # (the last pip run: the install from the cache's folder the download filled)
+    wheels = tmp_path / "wheels" / build.cache_key()
     arguments = json.loads((tmp_path / "pip-arguments.json").read_text())
-    assert arguments == ["-m", "pip", *build.pip_arguments(str(out / "python"))]
+    assert arguments == ["-m", "pip", *build.cached_install_arguments(str(out / "python"), str(wheels))]
     assert (out / "python" / "parley" / "__init__.py").is_file()
     # The synthesizing machine's bytecode stays behind; the layer's is compiled for it.
     assert not (out / "python" / "parley" / "__pycache__" / "x.cpython-311.pyc").exists()
@@ -106,7 +112,7 @@ def test_the_layer_is_compiled_into_bytecode_lambda_uses_as_it_is(tmp_path: Path
     out = tmp_path / "out"
     out.mkdir()
     bundling = LocalLayerBundling(
-        _build(_package(tmp_path)), python=_fake_pip(tmp_path, 0), compiler=sys.executable
+        _build(_package(tmp_path)), python=_fake_pip(tmp_path, 0), compiler=sys.executable, cache=tmp_path
     )
 
     bundling.try_bundle(str(out), image=DockerImage.from_registry("unused"))
@@ -133,10 +139,13 @@ def test_the_compiling_python_is_the_runtimes(tmp_path: Path) -> None:
     assert find_python("2.7", {"PATH": str(tmp_path), "PYENV_ROOT": str(tmp_path)}) is None
 
 
-def test_a_failing_pip_fails_the_bundle_with_its_output(tmp_path: Path) -> None:
+def test_a_failing_pip_fails_the_bundle_with_its_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bundling_module, "reachable", lambda url: True)  # (the index is not asked)
     out = tmp_path / "out"
     out.mkdir()
-    bundling = LocalLayerBundling(_build(_package(tmp_path)), python=_fake_pip(tmp_path, 1))
+    bundling = LocalLayerBundling(_build(_package(tmp_path)), python=_fake_pip(tmp_path, 1), cache=tmp_path)
 
     with pytest.raises(BundlingFailed, match="no matching distribution"):
         bundling.try_bundle(str(out), image=DockerImage.from_registry("unused"))
