@@ -21,6 +21,10 @@ What stands in for AWS, and why (docs/deploy-rehearsal.md says the same for read
 - **Lambda.** moto runs a function's code in Docker with an image it pulls; :class:`FunctionRunner` runs
   it in a fresh Python process instead (the function's zip and its layers' zips, as moto holds them, on
   the path; the function's environment as created, reaching moto through ``AWS_ENDPOINT_URL``).
+- **The issuer's keys.** The authorizer reads the issuer's JWKS over https only, and moto serves a user
+  pool's on plain http: :func:`https_documents` serves the pool's JWKS, as moto gives it, over https on
+  127.0.0.1 with a certificate made for the run, and the authorizer alone is told that address
+  (``PARLEY_JWT_JWKS_URL``) and that certificate (``SSL_CERT_FILE``); the issuer stays the created one.
 - **Step Functions.** moto's state machines run their definitions only in its "execute" mode, whose
   backend CloudFormation does not write to: :class:`MotoAccount` points CloudFormation at it, so the
   created state machine is the one that runs (its ASL parsed and interpreted by moto).
@@ -31,15 +35,20 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import datetime
+import http.server
 import io
+import ipaddress
 import json
 import logging
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import urllib.request
 import warnings
@@ -51,6 +60,8 @@ from typing import Any, Final
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
+from botocore.parsers import ResponseParserError
 
 ACCOUNT: Final = "123456789012"
 REGION: Final = "us-east-1"
@@ -136,13 +147,27 @@ def moto_account(work: Path) -> Iterator[MotoAccount]:
             lambda function, event=None: runner.invoke_lambda(function, event),
         )
         server.start()
+        account = MotoAccount(endpoint=endpoint, runner=runner)
         try:
-            yield MotoAccount(endpoint=endpoint, runner=runner)
+            yield account
         finally:
+            with contextlib.suppress(Exception):
+                _stop_executions(account)
             reset = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
             with contextlib.suppress(OSError), urllib.request.urlopen(reset, timeout=30):
                 pass
             server.stop()
+
+
+def _stop_executions(aws: MotoAccount) -> None:
+    """Stop what still runs (a test that failed half-way leaves an execution waiting for its token)."""
+    stepfunctions = aws.client("stepfunctions")
+    for machine in stepfunctions.list_state_machines()["stateMachines"]:
+        running = stepfunctions.list_executions(
+            stateMachineArn=machine["stateMachineArn"], statusFilter="RUNNING"
+        )["executions"]
+        for execution in running:
+            stepfunctions.stop_execution(executionArn=execution["executionArn"])
 
 
 # -- bootstrap and assets ----------------------------------------------------------------------------
@@ -356,7 +381,10 @@ def deploy(aws: MotoAccount, outdir: Path, stack_name: str) -> Deployment:
     cloudformation = aws.client("cloudformation")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cloudformation.create_stack(StackName=stack_name, TemplateURL=url, Capabilities=CAPABILITIES)
+        try:
+            cloudformation.create_stack(StackName=stack_name, TemplateURL=url, Capabilities=CAPABILITIES)
+        except (ClientError, ResponseParserError) as exc:  # (moto lets a resource's refusal escape as is)
+            raise AssertionError(f"moto's CloudFormation refused {stack_name}: {exc}") from None
         stack = cloudformation.describe_stacks(StackName=stack_name)["Stacks"][0]
         for _ in range(60):  # moto creates within the call; a real stack would be waited for
             if not stack["StackStatus"].endswith("_IN_PROGRESS"):
@@ -552,3 +580,70 @@ def invoke(aws: MotoAccount, function_name: str, event: Any) -> Any:
         logs = base64.b64decode(response.get("LogResult", "")).decode("utf-8", "replace")
         raise AssertionError(f"{function_name} failed: {json.dumps(payload)[:3000]}\n{logs}")
     return payload
+
+
+# -- https on 127.0.0.1 ----------------------------------------------------------------------------------
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A key and a certificate for 127.0.0.1, valid for a day (PEM files in ``folder``)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    key_path, certificate_path = folder / "key.pem", folder / "certificate.pem"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    certificate_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    return key_path, certificate_path
+
+
+@contextlib.contextmanager
+def https_documents(documents: Mapping[str, bytes], folder: Path) -> Iterator[tuple[str, Path]]:
+    """``documents`` (by path) served as JSON over https on 127.0.0.1: the base URL and the certificate
+    a client must trust."""
+    key, certificate = _self_signed(folder)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = documents.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body or b"{}")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", certificate
+    finally:
+        server.shutdown()
+        server.server_close()

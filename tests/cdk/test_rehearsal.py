@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from rehearsal import (
     Deployment,
     MotoAccount,
     deploy,
+    https_documents,
     invoke,
     moto_account,
 )
@@ -49,12 +51,18 @@ pytestmark = pytest.mark.cdk
 
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "parley-dev"
-#: The operator's first edit after a deploy (docs/deploy.md): a principal allowed to write the playbook.
+#: The operator's first edit after a deploy (docs/deploy.md): principals allowed to write the playbook
+#: (``dev``, named by the tests' events, and the pool's user once it is made).
 OPERATOR_CONFIG = """principals:
-  - { id: dev, grants: [{ org: acme, playbook: campaigns, role: write }] }
+  - {{ id: dev, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
+  - {{ id: "{user}", grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
 tool_servers: []
 """
 RUN_ID = "0f5e8c1a-4d3b-4f6e-9a2c-7b1d3e5f7a9c"
+#: Limits AWS applies and moto does not: a template from S3, a stack's resources, a function's variables.
+CLOUDFORMATION_TEMPLATE_BYTES = 1_000_000
+CLOUDFORMATION_RESOURCES = 500
+LAMBDA_ENVIRONMENT_BYTES = 4096
 #: How long the rehearsal waits for moto's state machine to reach a state (a bound, never asserted on).
 PATIENCE_SECONDS = 60.0
 
@@ -110,6 +118,10 @@ def test_the_stack_is_created_but_for_the_types_moto_does_not_model(
         f"{sorted(deployment.adapted.skipped)}"
     )
     assert len(template) == len(deployment.created) + len(skipped)
+    # CloudFormation's own limits, which moto does not apply: a template read from S3 is at most 1 MB, and
+    # a stack has at most 500 resources.
+    assert len(json.dumps(dev.to_json()).encode("utf-8")) < CLOUDFORMATION_TEMPLATE_BYTES
+    assert len(template) <= CLOUDFORMATION_RESOURCES
     # Every output is a value (the API's URLs name the stage, the issuer the stand-in pool).
     assert deployment.outputs.keys() == dev.to_json()["Outputs"].keys()
     for key, value in deployment.outputs.items():
@@ -150,6 +162,10 @@ def test_every_function_is_created_with_its_code_layer_and_an_environment_naming
         (layer,) = configuration["Layers"]  # the layer version the stack created
         assert layer["Arn"].split(":")[6].startswith(f"{STACK}-{layer_id}-"), layer
         environment: dict[str, str] = configuration["Environment"]["Variables"]
+        # Lambda refuses more than 4 KB of variables (names and values), which moto does not check; the
+        # margin is for a real account's longer region names and physical ids.
+        size = sum(len(key.encode()) + len(value.encode()) for key, value in environment.items())
+        assert size < LAMBDA_ENVIRONMENT_BYTES * 0.8, (name, size)
         for variable, value in environment.items():
             assert "None" not in value and PLACEHOLDER_PREFIX not in value, (name, variable, value)
             if value.startswith("arn:"):  # resolved to this account and region (IAM's have none)
@@ -169,7 +185,7 @@ def test_an_inbox_request_is_answered_through_the_created_table_state_machine_an
     aws, deployment = rehearsal
     aws.client("ssm").put_parameter(
         Name=deployment.outputs["OperatorConfigParameter"],
-        Value=OPERATOR_CONFIG,
+        Value=OPERATOR_CONFIG.format(user="nobody-yet"),
         Type="String",
         Overwrite=True,
     )
@@ -220,3 +236,79 @@ def test_an_inbox_request_is_answered_through_the_created_table_state_machine_an
     assert json.loads(run["body"])["status"] == "succeeded"
     assert json.loads(run["body"])["output"] == {"verdict": "approve", "note": "Ready to launch."}
     assert aws.client("scheduler").list_schedules(GroupName=f"{STACK}-timers")["Schedules"] == []
+
+
+# -- the authorizer ---------------------------------------------------------------------------------------
+
+
+def test_the_authorizer_lets_a_token_of_the_stacks_pool_through_to_the_api_as_its_principal(
+    rehearsal: tuple[MotoAccount, Deployment], tmp_path: Path
+) -> None:
+    aws, deployment = rehearsal
+    environment = aws.client("lambda").get_function_configuration(FunctionName=f"{STACK}-authorizer")[
+        "Environment"
+    ]["Variables"]
+    pool_id, client_id = deployment.outputs["UserPoolId"], deployment.outputs["UserPoolClientId"]
+    assert environment["PARLEY_JWT_ISSUER"] == deployment.outputs["TokenIssuer"]
+    assert environment["PARLEY_JWT_AUDIENCE"] == client_id
+    cognito = aws.client("cognito-idp")
+    cognito.admin_create_user(UserPoolId=pool_id, Username="maria", TemporaryPassword="Temporary-Pass-1!")
+    cognito.admin_set_user_password(
+        UserPoolId=pool_id, Username="maria", Password="Rehearsal-Pass-1!", Permanent=True
+    )
+    tokens = cognito.initiate_auth(
+        ClientId=client_id,
+        AuthFlow="USER_PASSWORD_AUTH",
+        AuthParameters={"USERNAME": "maria", "PASSWORD": "Rehearsal-Pass-1!"},
+    )["AuthenticationResult"]
+    user = cognito.admin_get_user(UserPoolId=pool_id, Username="maria")
+    sub = next(a["Value"] for a in user["UserAttributes"] if a["Name"] == "sub")
+    keys_path = f"/{pool_id}/.well-known/jwks.json"
+    with urllib.request.urlopen(f"{aws.endpoint}{keys_path}", timeout=10) as response:  # moto's http
+        keys = response.read()
+
+    api_id = deployment.outputs["ApiUrl"].split("//")[1].split(".")[0]
+    method_arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api_id}/dev/GET/v1/orgs/acme/playbooks/campaigns"
+    with https_documents({keys_path: keys}, tmp_path) as (base_url, certificate):
+        aws.runner.override[f"{STACK}-authorizer"] = {
+            "PARLEY_JWT_JWKS_URL": base_url + keys_path,
+            "SSL_CERT_FILE": str(certificate),
+        }
+        try:
+            allowed = invoke(
+                aws,
+                f"{STACK}-authorizer",
+                {
+                    "type": "TOKEN",
+                    "authorizationToken": f"Bearer {tokens['IdToken']}",
+                    "methodArn": method_arn,
+                },
+            )
+            header, payload, signature = tokens["IdToken"].split(".")
+            refused = invoke(
+                aws,
+                f"{STACK}-authorizer",
+                {
+                    "type": "TOKEN",
+                    "authorizationToken": f"Bearer {header}.{payload}.{signature[:-4]}AAAA",
+                    "methodArn": method_arn,
+                },
+            )
+        finally:
+            del aws.runner.override[f"{STACK}-authorizer"]
+    assert allowed["principalId"] == sub
+    (statement,) = allowed["policyDocument"]["Statement"]
+    assert statement["Effect"] == "Allow"
+    assert statement["Resource"] == f"arn:aws:execute-api:{REGION}:{ACCOUNT}:{api_id}/dev/*"
+    assert refused["policyDocument"]["Statement"][0]["Effect"] == "Deny"
+
+    # API Gateway hands the api function the authorizer's principal; the operator names it.
+    aws.client("ssm").put_parameter(
+        Name=deployment.outputs["OperatorConfigParameter"],
+        Value=OPERATOR_CONFIG.format(user=sub),
+        Type="String",
+        Overwrite=True,
+    )
+    listed = invoke(aws, f"{STACK}-api", api_event("list_definitions", principal=allowed["principalId"]))
+    assert listed["statusCode"] == 200, listed["body"]
+    assert "definitions" in json.loads(listed["body"])
