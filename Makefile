@@ -10,7 +10,7 @@ CONFIG ?= examples/operator.yaml
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 
 .DEFAULT_GOAL := help
-.PHONY: help install install-local serve demo-chat demo-model test lint format typecheck unit synth deploy destroy bench screenshot clean
+.PHONY: help install install-local serve demo demo-chat demo-model test lint format typecheck unit synth deploy destroy bench screenshot clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  %-14s %s\n", $$1, $$2}'
@@ -45,6 +45,9 @@ install: $(VENV)/.installed-dev node_modules/.package-lock.json ## Create the vi
 
 serve: install-local ## Install, then start the local server on 127.0.0.1:8000 (CLOCK=manual for tests)
 	$(BIN)/parley serve --host $(HOST) --port $(PORT) --config $(CONFIG) --clock $(CLOCK)
+
+demo: install-local ## Start Parley, the demo chat and the demo model at once (examples/operator-demo.yaml); Ctrl-C stops all three
+	$(BIN)/python -m parley.demo.together --host $(HOST) --port $(PORT) --config examples/operator-demo.yaml --clock $(CLOCK)
 
 demo-chat: install-local ## Start the demo chat tool server on 127.0.0.1:9001 (see docs/demo-chat.md)
 	$(BIN)/parley demo-chat --host $(HOST) --port 9001

@@ -7,11 +7,15 @@ The answer is decided, in order:
 2. when tools are offered (and not turned off), each tool the user's message names (``post_message``, or
    ``chat__post_message`` as the runtime names tools: ``server__tool``), in the order the message names
    them, is called once, one call a step; a JSON object right after the name (``call post_message
-   {"channel": "maria", "text": "hi"}``) is taken as the arguments, else they are made from the tool's
-   schema;
+   {"channel": "maria", "text": "hi"}``) is taken as the arguments. A tool named without one is called
+   with ``{}`` when its schema requires nothing; when it requires arguments, the demo model cannot tell
+   them and says so in words instead (:func:`unclear_call`), naming what the tool requires and how to
+   write it — it never makes arguments up (issue 29);
 3. when JSON is asked for, a value made to match the schema (or, with no schema, ``{"answer": …}``);
 4. after tool results, text that quotes them;
 5. else text that restates the message, with the first line of the instructions.
+
+``docs/demo-model.md`` says all of this for the people who write prompts for it.
 
 Tokens are counted as words and punctuation marks (close to what a tokenizer gives for English), and an
 answer longer than ``max_tokens`` is cut there, with the finish reason ``length``. The same request
@@ -134,6 +138,9 @@ def restate(conversation: Conversation) -> str:
 def _text(conversation: Conversation) -> str:
     if conversation.json_schema is not None:
         return json.dumps(_json_value(conversation), ensure_ascii=False)
+    unclear = unclear_call(conversation)
+    if unclear is not None:
+        return unclear
     if conversation.results:
         return "\n".join(
             f"The tool {result.name} {'failed' if result.is_error else 'answered'}: {_shortened(result.text)}"
@@ -172,9 +179,47 @@ def _tool_call(conversation: Conversation) -> ToolCall | None:
     if chosen is None:
         return None
     given = dict(named).get(chosen)
+    if given is None and choice != chosen and choice != "required":
+        if _required(tools[chosen].schema):
+            return None  # the answer says, in words, what the call needs (unclear_call)
+        given = {}
     arguments = given if given is not None else _arguments(tools[chosen].schema)
     digest = _digest(chosen, arguments, len(conversation.called))
     return ToolCall(id=digest, name=chosen, arguments=arguments)
+
+
+def unclear_call(conversation: Conversation) -> str | None:
+    """The words the demo model answers with when the next tool the message names needs arguments the
+    message does not write (no JSON object right after the name); ``None`` when there is no such tool."""
+    tools = {tool.name: tool for tool in conversation.tools}
+    if not tools or conversation.tool_choice in ("none", "required") or conversation.tool_choice in tools:
+        return None
+    pending = [
+        (name, given)
+        for name, given in _named_tools(conversation.message, tools)
+        if name not in conversation.called
+    ]
+    if not pending:
+        return None
+    name, given = pending[0]
+    required = _required(tools[name].schema)
+    if given is not None or not required:
+        return None
+    spelled = name.split("__", 1)[1] if "__" in name else name
+    shown = ", ".join(required)
+    sample = json.dumps({field: "…" for field in required}, ensure_ascii=False)
+    return (
+        f"I cannot tell what {spelled} needs: it requires {shown}, and the message does not say. "
+        f"Write the arguments as a JSON object right after the tool's name, such as {spelled} {sample}."
+    )
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    """The arguments a tool's schema requires, in its order."""
+    required = schema.get("required")
+    if not isinstance(required, list):
+        return []
+    return [field for field in required if isinstance(field, str)]
 
 
 def _named_tools(message: str, tools: Mapping[str, Tool]) -> list[tuple[str, dict[str, Any] | None]]:

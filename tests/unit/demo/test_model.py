@@ -249,14 +249,23 @@ def test_the_schema_in_the_instructions() -> None:
     assert schema_in("no schema {here}") is None
 
 
-def test_a_tool_the_message_names_is_called_with_arguments_from_its_schema() -> None:
+def test_a_tool_named_without_the_arguments_it_requires_is_answered_in_words() -> None:
     result = answer(Conversation(message="Please call post_message to say hello", tools=(POST, LIST)))
+
+    assert (result.finish, result.tool_call) == ("stop", None)
+    assert result.text == (
+        "I cannot tell what post_message needs: it requires channel, text, and the message does not say. "
+        "Write the arguments as a JSON object right after the tool's name, such as post_message "
+        '{"channel": "…", "text": "…"}.'
+    )
+
+
+def test_a_tool_that_requires_nothing_is_called_with_no_arguments() -> None:
+    result = answer(Conversation(message="Please call list_channels", tools=(POST, LIST)))
 
     assert result.finish == "tool_calls"
     assert result.tool_call is not None
-    assert (result.tool_call.name, result.tool_call.arguments) == (
-        "chat__post_message", {"channel": "example channel", "text": "example text"}
-    )  # fmt: skip
+    assert (result.tool_call.name, result.tool_call.arguments) == ("chat__list_channels", {})
     assert result.text is None
 
 
@@ -270,7 +279,7 @@ def test_the_arguments_written_after_the_name_are_used() -> None:
 
 
 def test_each_named_tool_is_called_once_in_order_then_the_results_are_quoted() -> None:
-    message = "First list_channels, then post_message."
+    message = 'First list_channels, then post_message {"channel": "maria", "text": "hi"}.'
     first = answer(Conversation(message=message, tools=(POST, LIST)))
     second = answer(Conversation(message=message, tools=(POST, LIST), called=("chat__list_channels",)))
     last = answer(
@@ -402,7 +411,9 @@ def test_openai_tool_call_then_the_result(demo: DemoModel) -> None:
             "function": {"name": POST.name, "description": "Post", "parameters": POST.schema},
         }
     ]
-    conversation: list[dict[str, Any]] = [{"role": "user", "content": "Please call post_message"}]
+    conversation: list[dict[str, Any]] = [
+        {"role": "user", "content": 'Please call post_message {"channel": "maria", "text": "hi"}'}
+    ]
 
     called = chat(demo, messages=conversation, tools=tools).json()["choices"][0]
 
@@ -411,7 +422,7 @@ def test_openai_tool_call_then_the_result(demo: DemoModel) -> None:
     assert call["id"].startswith("call_")
     assert call["type"] == "function"
     assert call["function"]["name"] == "chat__post_message"
-    assert json.loads(call["function"]["arguments"]) == {"channel": "example channel", "text": "example text"}
+    assert json.loads(call["function"]["arguments"]) == {"channel": "maria", "text": "hi"}
     conversation += [
         called["message"],
         {"role": "tool", "tool_call_id": call["id"], "content": '{"ts": "1.5"}'},

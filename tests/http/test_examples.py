@@ -1,0 +1,197 @@
+"""The examples of ``examples/definitions/reasoning/`` as a user runs them (issue 29, item 3): each file
+saved as it is written, run against ``parley serve`` with ``examples/operator-demo.yaml`` (the demo chat
+and the demo model, here on free ports), its question or approval answered as a person would, and its
+ending checked: a text question, a choice (with progress), a form, an approval of a chat post (approved,
+and refused), a function that reads the chat, and the reasoning format's own example."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from demo_serving import Demo, serving_demo
+
+pytestmark = pytest.mark.http
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "definitions" / "reasoning"
+BASE = "/v1/orgs/acme/playbooks/campaigns"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
+    with serving_demo(tmp_path_factory.mktemp("demo")) as served:
+        yield served
+
+
+@pytest.fixture
+def http(demo: Demo) -> Iterator[httpx.Client]:
+    with httpx.Client(
+        base_url=demo.url + BASE, headers={"Authorization": "Bearer dev-token"}, timeout=60
+    ) as c:
+        yield c
+
+
+def save(http: httpx.Client, example: str) -> dict[str, Any]:
+    """Save ``examples/definitions/reasoning/<example>.md`` under its file's name, as written."""
+    source = (EXAMPLES / f"{example}.md").read_text(encoding="utf-8")
+    saved = http.post("/definitions/reasoning", json={"name": example, "source": source})
+    if saved.status_code == 409:  # saved by an earlier test of this module: update it to the same
+        saved = http.put(f"/definitions/reasoning/{example}", json={"source": source})
+    assert saved.status_code in (200, 201), saved.text
+    body: dict[str, Any] = saved.json()
+    assert body["warnings"] == [], body["warnings"]
+    return body
+
+
+def run(http: httpx.Client, example: str, given: dict[str, Any]) -> dict[str, Any]:
+    save(http, example)
+    reply = http.post(f"/definitions/reasoning/{example}/run", json={"input": given})
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+def request_of(http: httpx.Client, run_id: str) -> dict[str, Any]:
+    (request,) = [
+        item for item in http.get("/interactions").json()["interactions"] if item["run_id"] == run_id
+    ]
+    return request  # type: ignore[no-any-return]
+
+
+def answer(http: httpx.Client, run_id: str, value: Any) -> dict[str, Any]:
+    reply = http.post(f"/runs/{run_id}/answer", json={"answer": value})
+    assert reply.status_code == 200, reply.text
+    ended = http.get(f"/runs/{run_id}")
+    assert ended.status_code == 200, ended.text
+    body: dict[str, Any] = ended.json()
+    return body
+
+
+def events(http: httpx.Client, run_id: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = http.get(f"/runs/{run_id}/history", params={"limit": "100"}).json()[
+        "events"
+    ]
+    return found
+
+
+def output_text(ended: dict[str, Any]) -> str:
+    assert ended["status"] == "succeeded", ended
+    output = ended["output"]
+    return output if isinstance(output, str) else json.dumps(output)
+
+
+def test_a_text_question(http: httpx.Client) -> None:
+    started = run(http, "ask-for-headline", {"owner": "maria", "campaign": "spring-sale"})
+
+    assert (started["status"], started["waiting"]["for"]) == ("started", "input")
+    request = request_of(http, started["run_id"])
+    assert (request["type"], request["to"], request["question"]["kind"]) == ("reasoning", "maria", "text")
+    assert request["message"] == "Which headline should the campaign spring-sale launch with?"
+
+    ended = answer(http, started["run_id"], "Spring into savings")
+
+    assert "Spring into savings" in output_text(ended)
+    kinds = [event["type"] for event in events(http, started["run_id"])]
+    assert "input_requested" in kinds and "request_answered" in kinds and kinds[-1] == "run_succeeded"
+
+
+def test_a_choice_with_progress(http: httpx.Client) -> None:
+    started = run(http, "choose-launch-channel", {"owner": "maria", "campaign": "spring-sale"})
+
+    request = request_of(http, started["run_id"])
+    question = request["question"]
+    assert (question["kind"], request["message"]) == ("choice", "Where should spring-sale launch?")
+    assert [option["id"] for option in question["options"]] == ["email", "chat", "social"]
+    assert question["allow_custom"] is True
+    history = events(http, started["run_id"])
+    assert any(
+        event["type"] == "activity_updated" and "Choosing the launch channel" in json.dumps(event)
+        for event in history
+    )
+
+    refused = http.post(f"/runs/{started['run_id']}/answer", json={"answer": {"selected": ["fax"]}})
+    assert refused.status_code == 422, refused.text
+    ended = answer(http, started["run_id"], {"selected": ["email"]})
+
+    assert "email" in output_text(ended)
+
+
+def test_a_form(http: httpx.Client) -> None:
+    started = run(http, "collect-launch-details", {"owner": "maria", "campaign": "spring-sale"})
+
+    request = request_of(http, started["run_id"])
+    assert request["question"]["kind"] == "form" and request["message"] == "The launch of spring-sale"
+    questions = {question["id"]: question for question in request["question"]["questions"]}
+    assert list(questions) == ["date", "audience", "channels", "notes"]
+    assert questions["channels"]["multiple"] is True and questions["notes"]["required"] is False
+
+    ended = answer(
+        http,
+        started["run_id"],
+        {
+            "answers": {
+                "date": "2027-05-01",
+                "audience": {"selected": ["customers"]},
+                "channels": {"selected": ["email", "chat"]},
+            }
+        },
+    )
+
+    said = output_text(ended)
+    assert "2027-05-01" in said and "customers" in said
+
+
+def test_an_approval_of_a_chat_post_approved_posts_exactly_that(http: httpx.Client, demo: Demo) -> None:
+    text = 'Spring sale starts today: 20% off, "while it lasts".'
+    started = run(http, "announce-in-chat", {"owner": "maria", "channel": "launch", "text": text})
+
+    assert started["waiting"]["for"] == "approval"
+    request = request_of(http, started["run_id"])
+    assert request["approval"] == {
+        "server": "chat",
+        "tool": "post_message",
+        "arguments": {"channel": "launch", "text": text},
+    }
+    assert request["message"] == f'Post to #launch: "{text}"?'
+    assert "launch" not in demo.chat.channels()
+
+    ended = answer(http, started["run_id"], {"approved": True})
+
+    (posted,) = demo.chat.messages("launch")
+    assert (posted.text, posted.user) == (text, "parley")
+    assert posted.ts in output_text(ended)
+
+
+def test_an_approval_of_a_chat_post_refused_posts_nothing(http: httpx.Client, demo: Demo) -> None:
+    started = run(http, "announce-in-chat", {"owner": "maria", "channel": "quiet", "text": "Too early"})
+
+    ended = answer(http, started["run_id"], {"approved": False, "note": "Wait for Monday"})
+
+    assert "quiet" not in demo.chat.channels()
+    said = output_text(ended)
+    assert "Wait for Monday" in said and "false" in said
+
+
+def test_a_reasoning_function_that_reads_the_chat(http: httpx.Client, demo: Demo) -> None:
+    first = demo.chat.post("team", "ana", "Shall we launch on Monday?")
+    demo.chat.post("team", "maria", "Yes, Monday at nine.", thread_ts=first.ts)
+
+    ended = run(http, "summarize-thread", {"channel": "team", "ts": first.ts})
+
+    said = output_text(ended)
+    assert "Shall we launch on Monday?" in said and "Yes, Monday at nine." in said
+    kinds = [event["type"] for event in events(http, ended["run_id"])]
+    assert "tool_call_started" in kinds and "tool_call_answered" in kinds
+
+
+def test_the_review_brief_example(http: httpx.Client) -> None:
+    given = {"brief": "Launch in May with a budget of $40,000.", "criteria": "Every claim has evidence."}
+
+    ended = run(http, "review-brief", given)
+
+    assert "Launch in May" in output_text(ended)
