@@ -88,13 +88,7 @@ MOTO_CANNOT_CREATE: Final = {
     "AWS::SQS::QueuePolicy": "the queues' TLS-only policies",
     "AWS::Scheduler::ScheduleGroup": "the schedule group (made through the Scheduler's API instead)",
 }
-#: Stand-ins made through a service's API, by type (the flows need them); the rest get placeholders.
-STAND_IN_TYPES: Final = (
-    "AWS::Cognito::UserPool",
-    "AWS::Cognito::UserPoolClient",
-    "AWS::Cognito::UserPoolDomain",
-    "AWS::Scheduler::ScheduleGroup",
-)
+#: What a reference to a resource moto cannot create becomes, when nothing stands in for it.
 PLACEHOLDER_PREFIX: Final = "not-created-by-moto-"
 
 
