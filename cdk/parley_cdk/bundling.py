@@ -1,10 +1,10 @@
 """The core layer's bundle, built without Docker (architecture.md, "One definition of the infrastructure").
 
-``pip install --platform … --only-binary=:all:`` fetches the Linux/ARM wheels of the runtime dependencies
-from ``pyproject.toml`` whatever machine runs the synth, and the ``parley`` package is copied beside them,
-giving the layer layout Lambda expects (``python/<package>``). The same steps are the Docker command, used
-only if local bundling is ever turned off, and they are part of the asset hash: changing a dependency
-rebuilds the layer.
+pip (``--platform … --only-binary=:all:``) installs the Linux/ARM wheels of the runtime dependencies from
+``pyproject.toml`` whatever machine runs the synth, and the ``parley`` package is copied beside them,
+giving the layer layout Lambda expects (``python/<package>``). The same steps, the wheels fetched straight
+from the index, are the Docker command, used only if local bundling is ever turned off, and they are part
+of the asset hash: changing a dependency rebuilds the layer.
 
 The wheels come from a cache the synth keeps, so that only its first run needs the package index (issue
 28, item 4): ``$PARLEY_WHEEL_CACHE``, else ``$XDG_CACHE_HOME/parley/wheels`` or ``~/.cache/parley/wheels``
@@ -300,9 +300,9 @@ def _cache_only_environment() -> dict[str, str]:
 
 @jsii.implements(ILocalBundling)
 class LocalLayerBundling:
-    """Builds the layer on the synthesizing machine with pip, so ``cdk synth`` needs no Docker, then
-    compiles it with a Python of the runtime's version (``compiler``; found by :func:`find_python` when
-    left out)."""
+    """Builds the layer on the synthesizing machine with pip, so ``cdk synth`` needs no Docker, its wheels
+    from the cache under ``cache`` (:func:`wheel_cache_root` when left out), then compiles it with a Python
+    of the runtime's version (``compiler``; found by :func:`find_python` when left out)."""
 
     def __init__(
         self,
