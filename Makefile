@@ -74,7 +74,7 @@ test: install lint typecheck unit ## Install and run every check: ruff, mypy, al
 
 CDK_ARGS ?=
 STAGE ?= dev
-synth: install ## Synthesize the CDK app offline, without Docker, into cdk/cdk.out (STAGE=dev|prod)
+synth: install ## Synthesize the CDK app without Docker into cdk/cdk.out (STAGE=dev|prod); offline once the first run cached the layer's wheels
 	cd cdk && ../$(BIN)/python app.py -c stage=$(STAGE) $(CDK_ARGS)
 
 deploy: install ## Deploy a stage with the CDK CLI (needs AWS credentials; STAGE=dev|prod)
