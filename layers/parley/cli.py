@@ -1,6 +1,8 @@
 """The ``parley`` command: ``parley serve`` runs the local server (``http-api.md``, "Local server");
 ``parley demo-chat`` runs the demo chat tool server (``docs/demo-chat.md``); ``parley demo-model`` runs
-a deterministic model to try reasoning functions offline (``parley.demo.model``)."""
+a deterministic model to try reasoning functions offline (``parley.demo.model``); ``save``, ``run``,
+``inbox``, ``answer``, ``runs``, ``show``, ``events`` and ``send-event`` are a client of a Parley server
+(``parley.client``, ``docs/cli.md``)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from parley.client.exits import DESCRIPTION as EXIT_CODES
+from parley.client.parser import COMMANDS as CLIENT_COMMANDS
+from parley.client.parser import add_client_commands, dispatch
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parley",
         description="Parley: functions that ask people and systems, and functions that reason.",
+        epilog="The client commands (save … send-event) reach http://127.0.0.1:8000 with the example "
+        "token unless --url/--token or PARLEY_URL/PARLEY_TOKEN say otherwise; see docs/cli.md.\n\n"
+        + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     serve = commands.add_parser(
@@ -62,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_demo_chat(commands)
     add_demo_model(commands)
+    add_client_commands(commands)
     return parser
 
 
@@ -116,6 +127,8 @@ def add_demo_model(commands: argparse._SubParsersAction[argparse.ArgumentParser]
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in CLIENT_COMMANDS:
+        return dispatch(args)
     if args.command == "serve":
         from parley.local.server import ServeOptions, serve
 
