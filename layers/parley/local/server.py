@@ -101,6 +101,8 @@ class LocalServer:
         self.clock: Clock = ManualClock(kept) if manual else SystemClock()
         self.data: LocalData | None = None
         self.restored: Restored | None = None
+        #: Set once the server stops: a revival still under way starts nothing more.
+        self.stopping = threading.Event()
         self.lock = threading.RLock()
         # Listen first: a port in use fails before anything else is set up.
         self.front = HttpFront(
@@ -210,10 +212,13 @@ class LocalServer:
             time.sleep(seconds)
 
     def _each(self, revivals: list[tuple[Callable[[], Any], str]], failure: str) -> None:
-        """Each revival under the server's lock (one that fails does not stop the others), then settle."""
+        """Each revival under the server's lock (one that fails does not stop the others), then settle;
+        none once the server stops (the next start revives what is left)."""
         for revive, run_id in revivals:
             try:
                 with self.lock:
+                    if self.stopping.is_set():
+                        return
                     revive()
             except Exception:
                 LOG.exception(failure, run_id)
@@ -221,6 +226,8 @@ class LocalServer:
 
     def close(self) -> None:
         """Stop the timed work and the executions, then commit what they left and close the data folder."""
+        with self.lock:  # (a revival or a request under way finishes first)
+            self.stopping.set()
         self.scheduler.stop()
         self.executor.close()
         if self.data is not None:
