@@ -8,7 +8,8 @@ The tools are called in this process, without the MCP transport (:class:`InProce
 over streamable HTTP costs about 0.2 s here, and two days of reads are about 600 of them. The calls are
 counted all the same. What a read bills on AWS is measured apart (``benchmarks.timer_read``: the timer
 function's own process reading over MCP, its CPU time and peak memory), except what it waits for, which
-is an assumption (:data:`ASSUMED_TOOL_WAIT_SECONDS`); see :func:`billed_tool_work_seconds`.
+is counted there and priced at assumed round-trip times (:func:`read_wait_seconds`); see
+:func:`billed_tool_work_seconds`.
 
 - :func:`reads_per_hour`: the timer's ``read`` works over the first hour of one conversation, with 1
   and with 100 open requests in it (the example read by channel, so that requests to one person share
@@ -79,12 +80,25 @@ SQS_REQUESTS_PER_MESSAGE: Final = 3
 #: Lambda gives a function one vCPU at 1,769 MB and a share in proportion below it (the Lambda guide,
 #: "Configuring function memory"): CPU work takes 1769/memory times as long as on a whole vCPU.
 VCPU_MB: Final = 1769
-#: What a timer work that calls the tool server waits for, besides its own CPU: one MCP exchange over
-#: HTTPS with the chat's server (the connection, ``server/discover``, ``tools/list``, ``tools/call`` and
-#: the chat's own work) and its few AWS calls (the claim, the requests, the next read's message). It
-#: cannot be measured here, where the tool server answers over the loopback: the 300 ms this figure first
-#: assumed for the whole invocation are kept, for the waits alone.
-ASSUMED_TOOL_WAIT_SECONDS: Final = 0.3
+#: What a timer work that calls the tool server waits for, besides its own CPU, cannot be measured here,
+#: where the tool server and AWS answer over the loopback; it is counted instead (``benchmarks.timer_read``
+#: counts a read's connections and requests to the tool server and its AWS calls) and priced at these
+#: assumed times. One round trip to a chat's MCP server over the internet, its own work included:
+ASSUMED_TOOL_ROUND_TRIP_SECONDS: Final = 0.05
+#: Opening a connection to it (each exchange opens one): TCP's handshake, then TLS 1.3's.
+CONNECTION_ROUND_TRIPS: Final = 2
+#: One AWS call within the region (DynamoDB, SQS).
+ASSUMED_AWS_CALL_SECONDS: Final = 0.01
+#: The requests of an exchange that discovers and lists before it calls (a delivery's attempt; every
+#: read before issue 26's cut): ``server/discover``, ``tools/list``, ``tools/call``.
+REQUESTS_OF_A_FULL_EXCHANGE: Final = 3
+
+
+def read_wait_seconds(connections: int, tool_requests: int, aws_calls: int) -> float:
+    """What a read waits for by the model above: its connections' handshakes and its requests to the tool
+    server, a round trip each, and its AWS calls."""
+    round_trips = connections * CONNECTION_ROUND_TRIPS + tool_requests
+    return round_trips * ASSUMED_TOOL_ROUND_TRIP_SECONDS + aws_calls * ASSUMED_AWS_CALL_SECONDS
 
 
 def billed_tool_work_seconds(cpu_seconds: float, memory_mb: int, wait_seconds: float) -> float:
@@ -99,6 +113,8 @@ class MeteredTally(Tally):
     """:class:`~benchmarks.runs.Tally`, metering ``BatchGetItem`` too (each item found: a read unit per
     4 KB, half one when not consistent), which a read calls for its open requests."""
 
+    batch_read_units: float = 0.0
+
     def _meter(self, name: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
         super()._meter(name, request, response)
         if name != "batch_get_item":
@@ -107,7 +123,9 @@ class MeteredTally(Tally):
             consistent = (request.get("RequestItems") or {}).get(table, {}).get("ConsistentRead")
             for item in items:
                 size = len(json.dumps(item, default=str))
-                self.read_units += (1 if consistent else 0.5) * math.ceil(size / 4096)
+                units = (1 if consistent else 0.5) * math.ceil(size / 4096)
+                self.read_units += units
+                self.batch_read_units += units
 
 
 class InProcessTools:
@@ -193,6 +211,8 @@ class Harness:
         self.counts = Counts(on=True)
         self.tally.calls.clear()
         self.tally.write_units = self.tally.read_units = 0.0
+        if isinstance(self.tally, MeteredTally):
+            self.tally.batch_read_units = 0.0
         self.tools.calls.clear()
         self.tally.on = self.tools.on = True
         try:
@@ -450,6 +470,8 @@ class ReplyAnswerCalls:
     state_transitions: int
     dynamodb_calls: dict[str, int]
     dynamodb_units: tuple[float, float]
+    #: The read units of the reads' ``BatchGetItem`` of their open requests.
+    batch_read_units: float
     tool_calls: dict[str, int]
     #: The timer's works that call the tool server: the delivery and every read of an open conversation.
     tool_works: int
@@ -457,24 +479,37 @@ class ReplyAnswerCalls:
     timer: TimerRead
 
     @property
-    def cost(self) -> dict[str, float]:
-        """The list price of the request, with :data:`ASSUMED_TOOL_WAIT_SECONDS`."""
-        return self.priced(ASSUMED_TOOL_WAIT_SECONDS)
+    def read_wait(self) -> float:
+        """What a quiet read waits for (:func:`read_wait_seconds` of what the timer's read made)."""
+        timer = self.timer
+        aws_calls = sum(timer.quiet_aws_calls.values())
+        return read_wait_seconds(timer.quiet_tool_connections, timer.quiet_tool_requests, aws_calls)
 
-    def priced(self, wait_seconds: float) -> dict[str, float]:
+    @property
+    def cost(self) -> dict[str, float]:
+        """The list price of the request, a read waiting :attr:`read_wait`."""
+        return self.priced(self.read_wait)
+
+    def priced(
+        self, wait_seconds: float, *, cpu_seconds: float | None = None, read_units: float | None = None
+    ) -> dict[str, float]:
         """The list price of the request when a work that calls the tool server waits ``wait_seconds``.
 
         Each such work bills :func:`billed_tool_work_seconds` of the median CPU time of a quiet read
-        (the delivery, the read that takes the answer: one each, priced as a read); every other
-        invocation the flat :data:`~benchmarks.runs.ASSUMED_BILLED_SECONDS` at its function's memory."""
+        (the delivery, the read that takes the answer: one each, priced as a read; ``cpu_seconds``
+        instead when given); every other invocation the flat
+        :data:`~benchmarks.runs.ASSUMED_BILLED_SECONDS` at its function's memory. ``read_units``
+        replaces the DynamoDB read units counted."""
         from parley.infrastructure.functions import function_named
 
         timer_mb = function_named("timer").memory_mb
         seconds = {name: count * ASSUMED_BILLED_SECONDS for name, count in self.invocations.items()}
-        tool_seconds = billed_tool_work_seconds(self.timer.quiet_cpu_median, timer_mb, wait_seconds)
+        cpu = self.timer.quiet_cpu_median if cpu_seconds is None else cpu_seconds
+        tool_seconds = billed_tool_work_seconds(cpu, timer_mb, wait_seconds)
         seconds["timer"] += self.tool_works * (tool_seconds - ASSUMED_BILLED_SECONDS)
         gb_seconds = sum(function_named(name).memory_mb / 1024 * s for name, s in seconds.items())
         writes, reads = self.dynamodb_units
+        reads = reads if read_units is None else read_units
         return {
             "API Gateway requests": self.api_requests * PRICES["api_gateway_request"],
             "Lambda requests": sum(self.invocations.values()) * PRICES["lambda_request"],
@@ -526,6 +561,7 @@ def calls_of_a_reply_answer(timer: TimerRead | None = None) -> ReplyAnswerCalls:
         state_transitions=transitions,
         dynamodb_calls=dict(tally.calls),
         dynamodb_units=(tally.write_units, tally.read_units),
+        batch_read_units=tally.batch_read_units if isinstance(tally, MeteredTally) else 0.0,
         tool_calls=tool_calls,
         tool_works=counts.works["deliver"] + counts.outcomes["read: read"] + counts.outcomes["read: failed"],
         timer=timer,
@@ -597,21 +633,47 @@ def report() -> None:
     for item, dollars in calls.cost.items():
         print(f"    {item:<28} ${dollars * 1000:.4f}")
     timer, memory = calls.timer, function_named("timer").memory_mb
-    cpu, wait = timer.quiet_cpu_median, ASSUMED_TOOL_WAIT_SECONDS
+    cpu, wait = timer.quiet_cpu_median, calls.read_wait
     billed = billed_tool_work_seconds(cpu, memory, wait)
+    aws = timer.quiet_aws_calls
+    connections, requests = timer.quiet_tool_connections, timer.quiet_tool_requests
     note = (
         f"(A timer work that calls the tool server bills {billed * 1000:.0f} ms at the timer's {memory} MB: "
         f"its CPU, {cpu * 1000:.0f} ms a read measured in the timer's own process (median of "
         f"{len(timer.quiet_reads())} reads, p90 {timer.quiet_cpu_p90 * 1000:.0f} ms; a core of this machine "
-        f"taken as a vCPU), times {VCPU_MB}/{memory}, Lambda's share of a vCPU at that size; plus an "
-        f"assumed {wait * 1000:.0f} ms waiting for the tool server's MCP exchange over HTTPS and the AWS "
-        "calls, which cannot be measured here (the tool server answers over the loopback: "
-        f"{timer.quiet_wall_median * 1000:.0f} ms a read in all). The timer's process peaks at "
+        f"taken as a vCPU), times {VCPU_MB}/{memory}, Lambda's share of a vCPU at that size; plus "
+        f"{wait * 1000:.0f} ms waiting, which cannot be measured here (the tool server and AWS answer over "
+        f"the loopback: {timer.quiet_wall_median * 1000:.0f} ms a read in all). It is counted and priced at "
+        f"assumed times: a read opens {connections} connection{'s' if connections != 1 else ''} to the tool "
+        f"server ({CONNECTION_ROUND_TRIPS} round trips each: TCP, TLS) and sends it {requests} request"
+        f"{'s' if requests != 1 else ''}, at an assumed {ASSUMED_TOOL_ROUND_TRIP_SECONDS * 1000:.0f} ms a "
+        f"round trip, and makes AWS calls, {_listing(aws)}, at an assumed "
+        f"{ASSUMED_AWS_CALL_SECONDS * 1000:.0f} ms each. The timer's process peaks at "
         f"{timer.peak_rss_mb:.0f} MB resident. Other invocations: {ASSUMED_BILLED_SECONDS * 1000:.0f} ms "
         f"each. SQS: {SQS_REQUESTS_PER_MESSAGE} requests a message; the event source's empty polls are the "
         "queue's fixed cost, not a request's)"
     )
     print(textwrap.fill(note, width=104, initial_indent="  ", subsequent_indent="   "))
+    full = read_wait_seconds(connections, REQUESTS_OF_A_FULL_EXCHANGE, sum(aws.values()))
+    print(
+        f"  a read that discovered and listed first ({REQUESTS_OF_A_FULL_EXCHANGE} requests) would wait "
+        f"{full * 1000:.0f} ms: ${sum(calls.priced(full).values()) * 1000:.2f} per 1,000"
+    )
+    # What-if: a quiet read without its BatchGetItem (the open requests kept exact on the conversation
+    # by the endings' own transactions): one AWS call, its CPU in botocore and its read units less.
+    batch_cpu = timer.quiet_aws_cpu("BatchGetItem")
+    if batch_cpu:
+        without = calls.priced(
+            read_wait_seconds(connections, requests, sum(aws.values()) - 1),
+            cpu_seconds=cpu - batch_cpu,
+            read_units=calls.dynamodb_units[1] - calls.batch_read_units,
+        )
+        what_if = (
+            f"a quiet read without its BatchGetItem ({batch_cpu * 1000:.1f} ms of botocore's CPU, an AWS "
+            f"call, {calls.batch_read_units:g} read units in all) would give "
+            f"${sum(without.values()) * 1000:.2f} per 1,000"
+        )
+        print(textwrap.fill(what_if, width=104, initial_indent="  ", subsequent_indent="   "))
     loopback = timer.quiet_wait_median
     waits = (loopback, 0.2, 0.3, 0.5)
     shown = ", ".join(f"{w * 1000:.0f} ms ${sum(calls.priced(w).values()) * 1000:.2f}" for w in waits)

@@ -11,9 +11,12 @@ conversation, a read that finds a reply the rule refuses (recorded, and the part
 sending tool: a second tool call) and a read that takes the answer.
 
 For each invocation it reports the process's CPU time (``time.process_time``: user and system, this
-process only) and its wall time, and at the end the peak resident set (``resource.getrusage``'s
-``ru_maxrss``). The wall time is the local one: the tool server and DynamoDB answer over the loopback,
-so it holds no network latency; the CPU time is what a Lambda environment's share of a vCPU stretches.
+process only), its wall time, and what it waited on: the HTTP requests it sent the tool server and the
+connections it opened for them (counted by wrapping ``httpx2.AsyncClient.send``), and its AWS calls
+(counted, with the CPU each took, by wrapping botocore's ``_make_api_call``); at the end, the peak
+resident set (``resource.getrusage``'s ``ru_maxrss``). The wall time is the local one: the tool server
+and DynamoDB answer over the loopback, so it holds no network latency; the CPU time is what a Lambda
+environment's share of a vCPU stretches.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -52,12 +55,18 @@ tool_servers:
 
 @dataclass(frozen=True)
 class Invocation:
-    """One timer invocation: its work, the process's CPU seconds and wall seconds."""
+    """One timer invocation: its work, the process's CPU seconds and wall seconds, the requests it sent
+    the tool server over how many connections, and its AWS calls by operation."""
 
     work: str
     outcome: str
     cpu_seconds: float
     wall_seconds: float
+    tool_requests: int = 0
+    tool_connections: int = 0
+    aws_calls: dict[str, int] = field(default_factory=dict)
+    #: The CPU seconds each AWS operation took, in botocore (signing, sending, parsing).
+    aws_cpu_seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,24 @@ class TimerRead:
     def quiet_wait_median(self) -> float:
         """What a quiet read waited for here, on the loopback (its wall time less its CPU time)."""
         return statistics.median(i.wall_seconds - i.cpu_seconds for i in self.quiet_reads())
+
+    @property
+    def quiet_tool_requests(self) -> int:
+        """The requests a quiet read sent the tool server (the median read's)."""
+        return round(statistics.median(i.tool_requests for i in self.quiet_reads()))
+
+    @property
+    def quiet_tool_connections(self) -> int:
+        return round(statistics.median(i.tool_connections for i in self.quiet_reads()))
+
+    @property
+    def quiet_aws_calls(self) -> dict[str, int]:
+        """A quiet read's AWS calls by operation (the last quiet read's: they do not vary)."""
+        return dict(self.quiet_reads()[-1].aws_calls)
+
+    def quiet_aws_cpu(self, operation: str) -> float:
+        """The median CPU seconds a quiet read spent in botocore on ``operation``."""
+        return statistics.median(i.aws_cpu_seconds.get(operation, 0.0) for i in self.quiet_reads())
 
     @property
     def quiet_cpu_p90(self) -> float:
@@ -243,12 +270,60 @@ def _peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+@dataclass
+class _Waits:
+    """What the invocation under way waited on (see :func:`_count_waits`)."""
+
+    tool_requests: int = 0
+    tool_clients: set[int] = field(default_factory=set)
+    aws_calls: dict[str, int] = field(default_factory=dict)
+    aws_cpu: dict[str, float] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        self.tool_requests = 0
+        self.tool_clients.clear()
+        self.aws_calls.clear()
+        self.aws_cpu.clear()
+
+
+def _count_waits() -> _Waits:  # pragma: no cover - runs in the measuring process
+    """Count the tool server's requests and connections (each exchange is an ``httpx2.AsyncClient`` of
+    its own, one connection) and the AWS calls, by wrapping the two libraries' senders."""
+    import botocore.client
+    import httpx2
+
+    waits = _Waits()
+    send = httpx2.AsyncClient.send
+    make_api_call = botocore.client.BaseClient._make_api_call  # type: ignore[attr-defined]
+
+    async def counted_send(self: Any, request: Any, **options: Any) -> Any:
+        waits.tool_requests += 1
+        waits.tool_clients.add(id(self))
+        return await send(self, request, **options)
+
+    def counted_call(self: Any, operation: str, params: Any) -> Any:
+        import time
+
+        waits.aws_calls[operation] = waits.aws_calls.get(operation, 0) + 1
+        started = time.process_time()
+        try:
+            return make_api_call(self, operation, params)
+        finally:
+            spent = time.process_time() - started
+            waits.aws_cpu[operation] = waits.aws_cpu.get(operation, 0.0) + spent
+
+    httpx2.AsyncClient.send = counted_send  # type: ignore[method-assign]
+    botocore.client.BaseClient._make_api_call = counted_call  # type: ignore[attr-defined]
+    return waits
+
+
 def _child(reads: int) -> None:  # pragma: no cover - runs in the measuring process
     import importlib.util
     import time
     import urllib.request
 
     given = json.loads(sys.stdin.read())
+    waits = _count_waits()
     spec = importlib.util.spec_from_file_location("timer_handler", TIMER_HANDLER)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -259,13 +334,23 @@ def _child(reads: int) -> None:  # pragma: no cover - runs in the measuring proc
 
     def invoke(work: Mapping[str, Any]) -> None:
         batch = {"Records": [{"messageId": str(len(invocations)), "body": json.dumps(dict(work))}]}
+        waits.clear()
         cpu, wall = time.process_time(), time.perf_counter()
         result = handler(batch, None)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         if result.get("batchItemFailures"):
             raise RuntimeError(f"the work failed: {work}")
         invocations.append(
-            {"work": str(work["work"]), "outcome": "", "cpu_seconds": cpu, "wall_seconds": wall}
+            {
+                "work": str(work["work"]),
+                "outcome": "",
+                "cpu_seconds": cpu,
+                "wall_seconds": wall,
+                "tool_requests": waits.tool_requests,
+                "tool_connections": len(waits.tool_clients),
+                "aws_calls": dict(waits.aws_calls),
+                "aws_cpu_seconds": dict(waits.aws_cpu),
+            }
         )
 
     def chat(path: str, body: Any = None) -> Any:
