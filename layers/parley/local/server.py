@@ -63,6 +63,9 @@ _SERVE_HINT: Final = (
 )
 ClockMode = Literal["real", "manual"]
 LOG: Final = logging.getLogger("parley.local")
+#: How long a request waits, after a restart, for the restored workflows to run again (a few seconds for
+#: hundreds of them); past it, it is answered all the same.
+REVIVAL_WAIT_SECONDS: Final = 60.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,9 @@ class LocalServer:
         self.restored: Restored | None = None
         #: Set once the server stops: a revival still under way starts nothing more.
         self.stopping = threading.Event()
+        #: Set once the restored workflows run again and the endings no run took are taken: requests wait
+        #: for it (at most REVIVAL_WAIT_SECONDS), so that what a client does after a restart meets them.
+        self.revived = threading.Event()
         self.lock = threading.RLock()
         # Listen first: a port in use fails before anything else is set up.
         self.front = HttpFront(
@@ -173,30 +179,39 @@ class LocalServer:
         for the advance call)."""
         if self.data is not None and self.restored is not None:
             threading.Thread(target=self._revive, name="parley-revive", daemon=True).start()
+        else:
+            self.revived.set()
         if not isinstance(self.clock, ManualClock):
             self.scheduler.start(self.lock)
 
     def _revive(self) -> None:
-        """Start again the execution of every open request the data folder kept (the old ones died with
-        the process), each parked on a new token, so answers, expiries and cancels end their waits (a run
-        a workflow called has none: its workflow's own is started again); then every started workflow
-        run's, whose machine meets the runs it called again by their ids. And a run whose request ended
-        without the run taking it (a step cut off by the stop, or data an older version wrote) takes it
-        now, as the backstop would (issue 26)."""
+        """After a restart, first (requests wait for it: :attr:`revived`): every started workflow run's
+        execution starts again (the old ones died with the process) and its machine meets the runs it
+        called by their ids; a run whose request ended without the run taking it (a step cut off by the
+        stop, or data an older version wrote) takes it now, as the backstop would (issue 26). Then, while
+        requests are served, every open request's execution starts again, parked on a new token (a run a
+        workflow called has none). An answer, an expiry or a cancel that comes first needs none: each
+        writes the run's ending itself, and the expiries were kept with the scheduler's work."""
         from parley.ports.waiting import RunKey
         from parley.runs.service import run_service
 
         runs = run_service(self.runtime)
         workflows: Any = runs.kind("workflow")
         assert self.data is not None
+        try:
+            started = self.data.started_workflows()
+            self._each(
+                [(partial(workflows.rearm, p, r), r.run_id) for p, r in started], "run %s cannot go on"
+            )
+            untaken = self.data.ended_requests_of_started_runs()
+            keys = [RunKey(p.org, p.playbook, r.run_id) for p, r in untaken]
+            self._each([(partial(runs.settle_run, key, None), key.run_id) for key in keys], "run %s stays")
+        finally:
+            self.revived.set()
         waiting = self.data.open_requests()
         self._each(
             [(partial(self._wait_again, runs, p, r), r.run_id) for p, r in waiting], "run %s cannot wait"
         )
-        started = self.data.started_workflows()
-        self._each([(partial(workflows.rearm, p, r), r.run_id) for p, r in started], "run %s cannot go on")
-        untaken = [RunKey(p.org, p.playbook, r.run_id) for p, r in self.data.ended_requests_of_started_runs()]
-        self._each([(partial(runs.settle_run, key, None), key.run_id) for key in untaken], "run %s stays")
 
     @staticmethod
     def _wait_again(runs: Any, playbook: Any, request: Any) -> None:
@@ -245,6 +260,7 @@ class LocalServer:
         self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, ip: str
     ) -> HttpReply:
         event = api_gateway_event(method, target, headers, body, source_ip=ip)
+        self.revived.wait(REVIVAL_WAIT_SECONDS)  # (after a restart: the workflows run again first)
         with self.lock:
             try:
                 if isinstance(self.clock, ManualClock) and is_clock_path(event["path"]):
