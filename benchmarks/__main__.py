@@ -12,6 +12,7 @@ from benchmarks import (
     cold_start,
     create_definition,
     import_time,
+    local_durability,
     local_scale,
     reason_memory,
     reasoning,
@@ -90,6 +91,8 @@ def main() -> None:
     reason_memory.report()
     print()
     local_scale.report()
+    print()
+    local_durability.report()
     print()
     cold_start.report()
 
