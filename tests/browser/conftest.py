@@ -7,17 +7,27 @@ here; ``make install`` installs the ``chromium`` package where it is missing).
 loop running in the main thread while it is started, and every other test that calls ``asyncio.run()``
 (the MCP clients) would fail in the meantime. A page that throws an uncaught error fails
 its test. The tests of this folder are skipped only when Chromium is absent.
+
+The ``axe`` fixture is ``axe_violations``: ``axe(page)`` runs axe-core (the npm package of
+``package.json``, from ``node_modules``; the tests that use it are skipped without it) on the page as it
+stands, and gives each violation as ``"<rule>: <element> <why>"``. It is evaluated through the DevTools
+protocol, which the pages' strict Content-Security-Policy does not govern, so the pages are checked as
+they are served.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: axe-core's browser build, from ``npm ci`` (``make install``).
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 #: Debian's Chromium (``apt-get install chromium``), else one on the PATH.
 CHROMIUM = next(
@@ -61,3 +71,25 @@ def page(browser: Any) -> Iterator[Any]:
     finally:
         context.close()
     assert errors == [], errors
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's violations on the page as it stands (every rule axe runs by default: WCAG 2 A and AA,
+    and its best practices), one line each; ``[]`` when it finds none."""
+    if not AXE.is_file():
+        pytest.skip("node_modules/axe-core is not installed (make install)")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text(encoding="utf-8"))
+    found: list[str] = page.evaluate(
+        """async () => {
+          const result = await window.axe.run(document);
+          return result.violations.flatMap((violation) => violation.nodes.map((node) =>
+            `${violation.id}: ${node.target.join(" ")} ${node.failureSummary || violation.help}`));
+        }"""
+    )
+    return found
+
+
+@pytest.fixture
+def axe() -> Callable[[Any], list[str]]:
+    return axe_violations

@@ -11,7 +11,7 @@ everything the inbox shows (the keyboard's focus order, the screenshot); the oth
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,18 +66,22 @@ expires: P1D
 output:
   schema:
     type: object
-    required: [decision, budget]
+    required: [decision, budget, channels, starts]
     properties:
       decision: { type: string, enum: [go, wait, stop, rethink, escalate, cancel], description: What to do }
       urgent: { type: boolean }
-      budget: { type: integer, minimum: 100, maximum: 5000 }
-      channels: { type: array, items: { type: string, enum: [email, chat, press] } }
-      title: { type: string, maxLength: 80 }
+      budget: { type: integer, minimum: 1000, maximum: 5000 }
+      channels: { type: array, minItems: 1, items: { type: string, enum: [email, chat, press] } }
+      title: { type: string, maxLength: 80, allOf: [{ minLength: 4 }] }
+      starts: { type: string, format: date }
+      review_at: { type: string, format: date-time }
+      brief: { type: string, format: uri }
+      summary: { type: string }
       contact:
         type: object
         properties:
           name: { type: string, maxLength: 60 }
-          phone: { type: string, maxLength: 30 }
+          email: { type: string, format: email }
 ---
 How should we launch?
 """
@@ -88,7 +92,7 @@ def agent_source(approve: str = "") -> str:
 description: Helps launch a campaign, asking its owner what it cannot decide
 model: anthropic/claude-sonnet-4-5
 tools: [chat/post_message]
-ask: {{ to: '{{{{ input.owner }}}}', expires: P3D }}
+ask: {{ to: '{{{{ input.owner }}}}', expires: P3D, progress: true }}
 {approve}---
 Launch the campaign: {{{{ input.task }}}}
 """
@@ -205,6 +209,16 @@ def sign_in(page: Page, served: Served, principal: str = "dev") -> None:
     expect(page.locator("#status")).to_contain_text("Updated")
 
 
+def progress(message: str) -> Scripted:
+    """A model's step that reports its progress (``report_progress``)."""
+    return tool_use(("report_progress", {"message": message}))
+
+
+def closed(page: Page, run_id: str) -> Locator:
+    """What the run's answered card says (its decision), while it shows."""
+    return page.locator(f'li[data-run-id="{run_id}"].is-done .done')
+
+
 def card(page: Page, run_id: str) -> Locator:
     """The card of the run's open request (a run asks one thing at a time)."""
     return page.locator(f'li[data-run-id="{run_id}"]:not(.is-done)')
@@ -231,7 +245,14 @@ def test_an_interaction_request_is_answered_through_its_form(
     sign_in(page, served)
     request = card(page, run_id)
 
-    expect(request.get_by_role("heading")).to_contain_text(APPROVE)
+    # Titled by the function's description, its name beneath.
+    expect(request.get_by_role("heading")).to_have_text(
+        "RequestAsks the campaign owner to approve a reviewed brief"
+    )
+    expect(
+        request.get_by_role("heading", name="Request Asks the campaign owner to approve a reviewed brief")
+    ).to_be_visible()
+    expect(request.locator(".meta .name")).to_have_text(APPROVE)
     expect(request).to_contain_text("Interaction function")
     expect(request).to_contain_text("to maria")
     expect(request).to_contain_text("expires in 2 days")
@@ -247,53 +268,60 @@ def test_an_interaction_request_is_answered_through_its_form(
     expect(request.locator(".counter")).to_have_text("16 / 2000")
     request.get_by_role("button", name="Submit").click()
 
-    expect(page.get_by_text("Answered. Thank you.")).to_be_focused()
+    # The decision in words, then the card leaves.
+    expect(closed(page, run_id)).to_have_text("Revision asked: Shorter, please.")
+    expect(closed(page, run_id)).to_be_focused()
     done = run_of(http, run_id)
     assert (done["status"], done["output"]) == (
         "succeeded",
         {"verdict": "revise", "note": "Shorter, please."},
     )
+    expect(page.locator(f'li[data-run-id="{run_id}"]')).to_have_count(0)
 
 
-def test_a_refused_answer_is_shown_beside_its_field_with_what_was_typed_kept(
+def test_an_answer_is_checked_before_it_is_sent_with_what_was_typed_kept(
     page: Page, served: Served, http: httpx.Client
 ) -> None:
     run_id = ask(http, APPROVE, review="Ready.")
     sign_in(page, served)
     request = card(page, run_id)
+    answers: list[str] = []
+    page.on("request", lambda sent: answers.append(sent.url) if sent.url.endswith("/answer") else None)
     long_note = "Too long. " * 201
 
-    request.get_by_role("button", name="approve").click()
     note = request.get_by_label("Note")
     note.fill(long_note)
     expect(request.locator(".counter")).to_have_text("2010 / 2000")
     expect(request.locator(".counter")).to_have_class("counter over")
     request.get_by_role("button", name="Submit").click()
 
-    note_field = request.locator(".field", has=page.get_by_label("Note"))
-    error = note_field.locator(".field-error")
-    expect(error).to_be_visible()
-    expect(error).to_contain_text("2000")
+    verdict = request.locator("fieldset.enum .field-error")
+    expect(verdict).to_have_text("Choose a verdict")
+    note_error = request.locator(".field", has=page.get_by_label("Note")).locator(".field-error")
+    expect(note_error).to_have_text("At most 2,000 characters (this has 2,010)")
     expect(note).to_have_attribute("aria-invalid", "true")
-    expect(note).to_be_focused()
-    assert error.get_attribute("id") in (note.get_attribute("aria-describedby") or "").split()
+    assert note_error.get_attribute("id") in (note.get_attribute("aria-describedby") or "").split()
+    expect(request.get_by_role("button", name="approve")).to_be_focused()  # the first field with a problem
     expect(note).to_have_value(long_note)
-    expect(request.get_by_role("button", name="approve")).to_have_attribute("aria-pressed", "true")
-    assert run_of(http, run_id)["status"] == "started"
+    assert answers == [] and run_of(http, run_id)["status"] == "started"
 
+    request.get_by_role("button", name="approve").click()
+    expect(verdict).to_be_hidden()  # a field's problem goes when it changes
     note.fill("Fine as it is.")
+    expect(note_error).to_be_hidden()
     request.get_by_role("button", name="Submit").click()
-    expect(page.get_by_text("Answered. Thank you.")).to_be_visible()
-    expect(error).to_be_hidden()
+    expect(closed(page, run_id)).to_have_text("Approved: Fine as it is.")
     assert run_of(http, run_id)["output"] == {"verdict": "approve", "note": "Fine as it is."}
 
 
-def test_every_kind_of_field_is_made_from_the_answer_schema(
+def test_every_kind_of_field_is_made_from_the_answer_schema_and_checked_in_words(
     page: Page, served: Served, http: httpx.Client
 ) -> None:
     run_id = ask(http, PLAN)
     sign_in(page, served)
     request = card(page, run_id)
+    answers: list[str] = []
+    page.on("request", lambda sent: answers.append(sent.url) if sent.url.endswith("/answer") else None)
 
     decision = request.get_by_label("Decision")
     assert decision.evaluate("node => node.tagName") == "SELECT"  # six values: a choice list
@@ -301,45 +329,83 @@ def test_every_kind_of_field_is_made_from_the_answer_schema(
     urgent = request.get_by_role("switch", name="Urgent")
     budget = request.get_by_label("Budget")
     expect(budget).to_have_attribute("type", "number")
-    expect(budget).to_have_attribute("min", "100")
+    expect(budget).to_have_attribute("min", "1000")
     expect(budget).to_have_attribute("max", "5000")
-    expect(request).to_contain_text("A whole number, at least 100 and at most 5000.")
+    expect(request).to_contain_text("A whole number, at least 1,000 and at most 5,000.")
     title = request.get_by_label("Title")
     assert title.evaluate("node => node.tagName") == "INPUT"  # at most 80 characters: one line
+    summary = request.get_by_label("Summary")
+    assert summary.evaluate("node => node.tagName") == "TEXTAREA"  # no maxLength: a text area
+    starts = request.get_by_label("Starts")
+    expect(starts).to_have_attribute("type", "date")
+    review_at = request.get_by_label("Review at")
+    expect(review_at).to_have_attribute("type", "datetime-local")
+    brief = request.get_by_label("Brief")
+    expect(brief).to_have_attribute("type", "url")
     contact = request.get_by_role("group", name="Contact")
+    email = contact.get_by_label("Email")
+    expect(email).to_have_attribute("type", "email")
     expect(contact.get_by_label("Name")).to_be_visible()
 
     urgent.check()
     budget.fill("50")
+    title.fill("TBD")
+    email.fill("not-an-email")
+    brief.fill("the brief")
+    request.get_by_role("button", name="Submit").click()
+
+    # Every problem beside its field, in words, and nothing sent.
+    def error_of(label: str) -> Locator:
+        return request.locator(".field", has=page.get_by_label(label, exact=True)).locator(".field-error")
+
+    expect(error_of("Decision (required)")).to_have_text("Choose a decision")
+    expect(error_of("Budget (required)")).to_have_text("At least 1,000")
+    expect(request.locator("fieldset.options .field-error")).to_have_text("Choose at least one channel")
+    expect(error_of("Starts (required)")).to_have_text("Choose a date")
+    expect(error_of("Brief")).to_have_text("A web address, such as https://example.com")
+    expect(error_of("Email")).to_have_text("An email address, such as maria@example.com")
+    expect(decision).to_be_focused()  # the first field with a problem
+    expect(request.locator(".form-error")).to_be_hidden()
+    assert answers == []
+
+    decision.select_option(label="escalate")
+    budget.fill("1500")
     request.get_by_role("checkbox", name="chat").check()
     request.get_by_role("checkbox", name="press").check()
+    starts.fill("2026-03-03")
+    review_at.fill("2026-03-02T09:30")
+    brief.fill("https://example.com/brief")
+    email.fill("maria@example.com")
+    summary.fill("Launch in stores first.")
+    budget.press("Enter")
+
+    # What the page does not check (a bound within allOf), the server does: its answer beside the field.
+    expect(error_of("Title")).to_be_visible()
+    expect(title).to_be_focused()
+    expect(title).to_have_value("TBD")
+    expect(summary).to_have_value("Launch in stores first.")
+    assert len(answers) == 1
+
     title.fill("Spring sale")
     expect(request.locator(".field", has=page.get_by_label("Title")).locator(".counter")).to_have_text(
         "11 / 80"
     )
-    contact.get_by_label("Phone").fill("+44 20 7946 0000")
-    request.get_by_role("button", name="Submit").click()
+    title.press("Enter")
 
-    # Both problems beside their fields: the bound, and the required member the schema reports at its parent.
-    error = request.locator(".field", has=page.get_by_label("Budget")).locator(".field-error")
-    expect(error).to_contain_text("100")
-    missing = request.locator(".field", has=page.get_by_label("Decision")).locator(".field-error")
-    expect(missing).to_contain_text("decision")
-    expect(decision).to_be_focused()  # the first field with a problem
-    expect(request.locator(".form-error")).to_be_hidden()
-    decision.select_option(label="escalate")
-    budget.fill("1500")
-    budget.press("Enter")
-
-    expect(page.get_by_text("Answered. Thank you.")).to_be_visible()
+    expect(closed(page, run_id)).to_have_text("Escalated: Launch in stores first.")
     assert run_of(http, run_id)["output"] == {
         "decision": "escalate",
         "urgent": True,
         "budget": 1500,
         "channels": ["chat", "press"],
         "title": "Spring sale",
-        "contact": {"phone": "+44 20 7946 0000"},
+        "starts": "2026-03-03",
+        "review_at": "2026-03-02T09:30:00Z",  # the browser's time zone is UTC
+        "brief": "https://example.com/brief",
+        "summary": "Launch in stores first.",
+        "contact": {"email": "maria@example.com"},
     }
+    expect(page.locator(f'li[data-run-id="{run_id}"]')).to_have_count(0)
 
 
 def test_a_reader_sees_the_requests_but_no_form_it_could_send(
@@ -437,6 +503,7 @@ def test_an_agent_runs_choice_takes_custom_text_then_a_form_takes_its_answers(
     fake = served.fake
     fake.script(
         MESSAGES,
+        progress("Looked at the channels"),
         asking(
             "choice",
             "Which channel should announce the **sale**?",
@@ -454,7 +521,11 @@ def test_an_agent_runs_choice_takes_custom_text_then_a_form_takes_its_answers(
     question = card(page, run["run_id"])
 
     expect(question.locator(".kind")).to_have_text("Question")
+    expect(question.locator(".title")).to_have_text(
+        "Helps launch a campaign, asking its owner what it cannot decide"
+    )
     expect(question).to_contain_text("Agent run")
+    expect(question.locator(".progress")).to_contain_text("Latest progress: Looked at the channels")
     expect(question.locator(".message strong")).to_have_text("sale")
     expect(question.get_by_role("radio", name="#general Recommended")).to_be_visible()
     expect(question.get_by_role("button", name="Let me think")).to_be_visible()
@@ -462,6 +533,7 @@ def test_an_agent_runs_choice_takes_custom_text_then_a_form_takes_its_answers(
     expect(question.get_by_role("radio", name="My own answer")).to_be_checked()
     fake.script(
         MESSAGES,
+        progress("Chose the channel; writing the announcement"),
         asking(
             "form",
             "A few details for the announcement:",
@@ -483,12 +555,21 @@ def test_an_agent_runs_choice_takes_custom_text_then_a_form_takes_its_answers(
         ),
     )
     question.get_by_role("button", name="Submit").click()
-    expect(page.get_by_text("Answered. Thank you.")).to_be_visible()
-    assert tool_results(fake, 1)[0]["answer"] == {"custom": "#launches"}
+    expect(closed(page, run["run_id"])).to_have_text("Answered: “#launches”")
+    assert tool_results(fake, 2)[0]["answer"] == {"custom": "#launches"}
 
     refresh(page)
     form = card(page, run["run_id"])
     expect(form).to_contain_text("A few details for the announcement:")
+    expect(form.locator(".progress")).to_contain_text("Chose the channel; writing the announcement")
+    form.get_by_role("button", name="Submit").click()
+    expect(form.locator(".field", has=page.get_by_label("Headline")).locator(".field-error")).to_have_text(
+        "Write an answer"
+    )
+    expect(form.get_by_role("group", name="Audiences").locator(".field-error").first).to_have_text(
+        "Choose at least one option"
+    )
+    expect(form.get_by_label("Headline")).to_be_focused()
     form.get_by_label("Headline").fill("Spring sale starts Monday")
     form.get_by_role("checkbox", name="Members").check()
     form.get_by_role("checkbox", name="Newsletter Recommended").check()
@@ -497,10 +578,11 @@ def test_an_agent_runs_choice_takes_custom_text_then_a_form_takes_its_answers(
     fake.script(MESSAGES, Scripted(body=anthropic_text("Announced in #launches.")))
     form.get_by_role("button", name="Submit").click()
 
-    expect(form).to_have_count(0)
+    expect(closed(page, run["run_id"])).to_have_text("Answered")
     done = run_of(http, run["run_id"])
     assert (done["status"], done["output"]) == ("succeeded", "Announced in #launches."), done
-    assert tool_results(fake, 2)[0]["answer"] == {
+    expect(page.locator(f'li[data-run-id="{run["run_id"]}"]')).to_have_count(0)
+    assert tool_results(fake, 4)[0]["answer"] == {
         "answers": {
             "headline": "Spring sale starts Monday",
             "audiences": {"selected": ["members", "newsletter"]},
@@ -532,13 +614,13 @@ def test_an_approval_refused_with_a_note_and_one_approved(
     assert json.loads(arguments) == {"channel": "C1", "text": "first"}
     first.get_by_label("Note (optional)").fill("Not that one.")
     first.get_by_role("button", name="Reject").click()
-    expect(page.get_by_text("Answered. Thank you.")).to_be_visible()
+    expect(closed(page, run["run_id"])).to_have_text("Rejected: Not that one.")
 
     refresh(page)
     second = card(page, run["run_id"])
     assert json.loads(second.locator(".call pre").inner_text()) == {"channel": "C2", "text": "second"}
     second.get_by_role("button", name="Approve").click()
-    expect(second).to_have_count(0)
+    expect(closed(page, run["run_id"])).to_have_text("Approved")
 
     done = run_of(http, run["run_id"])
     assert (done["status"], done["output"]) == ("succeeded", "One posted.")
@@ -598,20 +680,34 @@ def test_requests_are_answered_with_the_keyboard_alone(page: Page, served: Serve
         expect(page.get_by_role("radio", name="Monday")).to_be_checked()
         fake.script(MESSAGES, Scripted(body=anthropic_text("Monday it is.")))
         page.keyboard.press("Enter")  # sends it
-        expect(page.get_by_text("Answered. Thank you.")).to_be_focused()
+        expect(closed(page, agent["run_id"])).to_have_text("Answered: Monday")
+        expect(closed(page, agent["run_id"])).to_be_focused()
         assert run_of(http, agent["run_id"])["output"] == "Monday it is."
 
-        assert press_tab_until(page, "approve") == ["approve"]
-        page.keyboard.press("Enter")
+        # The answered card leaves; the focus goes on to the next request.
+        expect(page.locator(f'li[data-run-id="{agent["run_id"]}"]')).to_have_count(0)
+        expect(page.get_by_role("button", name="approve")).to_be_focused()
         assert press_tab_until(page, "Note") == ["revise", "Note"]
         page.keyboard.type("Good to go.")
         assert press_tab_until(page, "Submit") == ["Submit"]
         page.keyboard.press("Enter")
-        expect(card(page, brief)).to_have_count(0)
+        # Checked before sending: the verdict is missing, and the focus is where it goes.
+        expect(page.get_by_text("Choose a verdict")).to_be_visible()
+        expect(page.get_by_role("button", name="approve")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("button", name="approve")).to_have_attribute("aria-pressed", "true")
+        assert press_tab_until(page, "Note") == ["revise", "Note"]
+        page.keyboard.press("Control+Enter")  # sends from the text area
+        expect(closed(page, brief)).to_have_text("Approved: Good to go.")
+        expect(closed(page, brief)).to_be_focused()
         assert run_of(http, brief)["output"] == {"verdict": "approve", "note": "Good to go."}
+        expect(page.locator(f'li[data-run-id="{brief}"]')).to_have_count(0)
+        expect(page.get_by_text("Nothing waits for you now.")).to_be_visible()
 
 
-def test_the_inbox_of_three_requests_fits_a_phone_and_is_pictured(page: Page, served: Served) -> None:
+def test_the_inbox_of_three_requests_fits_a_phone_and_is_pictured_then_every_kind_passes_axe(
+    page: Page, served: Served, axe: Callable[[Page], list[str]]
+) -> None:
     fake = served.fake
     fake.reset()
     with served.client("maria") as http:
@@ -623,6 +719,7 @@ def test_the_inbox_of_three_requests_fits_a_phone_and_is_pictured(page: Page, se
         advance(served, 1)
         fake.script(
             MESSAGES,
+            progress("Read the brief; choosing where to announce it"),
             asking(
                 "choice",
                 "Which channel should announce the spring sale?",
@@ -645,23 +742,73 @@ def test_the_inbox_of_three_requests_fits_a_phone_and_is_pictured(page: Page, se
         )
         start_agent(http, f"{AGENT}-approvals")
 
-    page.set_viewport_size({"width": 375, "height": 812})
-    sign_in(page, served, "maria")
-    expect(page.locator("#requests > li")).to_have_count(3)
-    assert page.locator("#requests > li").evaluate_all("items => items.map(item => item.dataset.kind)") == [
-        "approval",
-        "question",
-        "request",
-    ]
-    width = page.evaluate(
-        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
-    )
-    assert width[0] <= width[1] == 375, width
-    for button in page.locator("#requests button").all():
-        box = button.bounding_box()
-        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375
+        page.set_viewport_size({"width": 375, "height": 812})
+        sign_in(page, served, "maria")
+        expect(page.locator("#requests > li")).to_have_count(3)
+        assert page.locator("#requests > li").evaluate_all(
+            "items => items.map(item => item.dataset.kind)"
+        ) == ["approval", "question", "request"]
+        expect(page.locator(".progress:visible")).to_contain_text(
+            "Read the brief; choosing where to announce it"
+        )
+        width = page.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert width[0] <= width[1] == 375, width
+        for button in page.locator("#requests button").all():
+            box = button.bounding_box()
+            assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375
 
-    page.set_viewport_size({"width": 900, "height": 900})
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
+        page.set_viewport_size({"width": 900, "height": 900})
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        assert SCREENSHOT.stat().st_size > 10_000
+        assert page.title() == "Parley inbox"  # what the first listing shows is not new
+
+        # Every other kind of card: a notification, a form of every field, an agent's form and text.
+        served.tools.fail_next("post_message", 10)
+        ask(http, NOTIFY, campaign="Spring sale")
+        ask(http, PLAN)
+        fake.script(
+            MESSAGES,
+            asking(
+                "form",
+                "Two details:",
+                questions=[
+                    {"id": "headline", "kind": "text", "prompt": "Headline"},
+                    {
+                        "id": "tone",
+                        "kind": "choice",
+                        "prompt": "Tone",
+                        "options": [{"id": "warm", "label": "Warm"}],
+                    },
+                ],
+            ),
+        )
+        start_agent(http)
+        fake.script(MESSAGES, asking("text", "Anything the announcement must say?"))
+        start_agent(http)
+
+    refresh(page)
+    expect(page.locator("#requests > li")).to_have_count(7)
+    expect(page.locator("#count")).to_have_text("(7)")
+    expect(page.locator(".new")).to_have_count(4)
+    expect(page).to_have_title("(4) Parley inbox")
+    assert axe(page) == []
+    page.emulate_media(color_scheme="dark")
+    assert axe(page) == []
+    # A new request the person looked at is no longer counted.
+    page.locator('li[data-kind="notification"] .message').click()
+    expect(page).to_have_title("(3) Parley inbox")
+
+
+def test_the_sign_in_page_and_the_api_docs_pass_axe(
+    page: Page, served: Served, axe: Callable[[Page], list[str]]
+) -> None:
+    ready = {"/inbox": page.get_by_label("Bearer token"), "/docs": page.locator("h2").first}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+        for path, shown in ready.items():
+            page.goto(f"{served.url}{path}")
+            expect(shown).to_be_visible()
+            assert axe(page) == [], (scheme, path)

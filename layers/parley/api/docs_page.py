@@ -15,9 +15,15 @@ from collections.abc import Mapping
 from typing import Final
 
 _STYLE: Final = """
-:root { color-scheme: light dark; --muted: #6b7280; --line: #d1d5db; --get: #2563eb; --post: #059669;
-  --put: #b45309; }
+:root { color-scheme: light dark; --bg: #ffffff; --text: #1f2328; --muted: #5b636e; --line: #d1d5db;
+  --link: #1d4ed8; --get: #1d4ed8; --post: #047857; --put: #b45309; }
+@media (prefers-color-scheme: dark) {
+  :root { --bg: #111418; --text: #e6e9ee; --muted: #a3acb9; --line: #3a424d; --link: #8ab4ff;
+    --get: #8ab4ff; --post: #4cd49a; --put: #f5b454; }
+}
+html { background: var(--bg); color: var(--text); }
 body { font: 15px/1.5 system-ui, sans-serif; margin: 0 auto; max-width: 62rem; padding: 1rem; }
+a { color: var(--link); }
 h1 { margin-bottom: .25rem; } h2 { margin-top: 2rem; border-bottom: 1px solid var(--line); }
 p.intro { white-space: pre-wrap; color: var(--muted); }
 details { border: 1px solid var(--line); border-radius: .4rem; margin: .5rem 0; padding: .4rem .7rem; }

@@ -14,6 +14,9 @@
   const MAX_PAGES = 10;
   const SHORT_TEXT = 200;
   const BUTTON_ENUM_MAX = 5;
+  //: How long an answered card shows its decision before it leaves.
+  const LEAVE_MS = 4000;
+  const TITLE = "Parley inbox";
 
   const base = new URL(".", location.href);
   const pageUrl = location.origin + location.pathname;
@@ -33,6 +36,8 @@
     token: null,
     me: null,
     cards: new Map(),
+    // The functions' descriptions, by "org/playbook/type/name" (null: the definition has none).
+    descriptions: new Map(),
     timer: null,
     refreshing: false,
     listed: false,
@@ -357,12 +362,60 @@
       }
       // Complete lists only: a playbook that failed keeps its cards as they are.
       const failed = new Set(results.filter((r) => !r.ok).map((r) => `${r.grant.org}/${r.grant.playbook}`));
+      await describeFunctions(entries);
+      if (!state.me) return;
       reconcile(entries, failed);
+      await updateProgress();
       const time = new Date().toLocaleTimeString();
       status(failures.length ? `Updated ${time}; could not list ${failures.join("; ")}` : `Updated ${time}.`);
     } finally {
       state.refreshing = false;
     }
+  }
+
+  const functionKey = (entry) => `${entry.org}/${entry.playbook}/${entry.item.type}/${entry.item.function}`;
+
+  /* The card is titled by its function's description: get_definition (a reader may call it), once per
+   * function and sign-in; a function whose definition cannot be read now is asked again next time. */
+  async function describeFunctions(entries) {
+    const wanted = new Map();
+    for (const entry of entries) {
+      const key = functionKey(entry);
+      if (!state.descriptions.has(key)) wanted.set(key, entry);
+    }
+    await Promise.all(
+      [...wanted].map(async ([key, entry]) => {
+        const { org, playbook, item } = entry;
+        const reply = await call("GET", `${playbookPath(org, playbook)}/definitions/${enc(item.type)}/${enc(item.function)}`);
+        if (!reply.ok) return;
+        const text = typeof reply.body.description === "string" ? reply.body.description.trim() : "";
+        state.descriptions.set(key, text || null);
+      })
+    );
+  }
+
+  /* An agent run's latest progress (agent-runs.md, "Progress"): its newest activity_updated event, read
+   * with list_playbook_events (newest first, one), each time the list is read. */
+  async function updateProgress() {
+    const agents = [...state.cards.values()].filter((card) => card.entry.item.type === "reasoning" && !card.gone);
+    await Promise.all(
+      agents.map(async (card) => {
+        const { org, playbook, item } = card.entry;
+        const query = new URLSearchParams({ run_id: item.run_id, type: "activity_updated", limit: "1" });
+        const reply = await call("GET", `${playbookPath(org, playbook)}/events?${query}`);
+        const event = reply.ok && (reply.body.events || [])[0];
+        if (!event || !event.data || typeof event.data.message !== "string") return;
+        if (card.progressId === event.id) return;
+        card.progressId = event.id;
+        card.progress.hidden = false;
+        card.progress.replaceChildren(
+          el("span", { class: "progress-label" }, "Latest progress: "),
+          event.data.message,
+          " ",
+          el("span", { class: "progress-when" }, "(", timeElement(event.at, true), ")")
+        );
+      })
+    );
   }
 
   function startRefreshing() {
@@ -395,10 +448,11 @@
         known.entry = entry;
         updateMeta(known);
       } else {
-        const card = buildCard(entry, key);
+        // A request that comes after the first listing is new: marked, and counted in the tab's title.
+        const card = buildCard(entry, key, state.listed);
         state.cards.set(key, card);
         insertCard(card);
-        arrived.push(entry.item.function);
+        arrived.push(card.title);
       }
     }
     if (state.listed && arrived.length) {
@@ -441,10 +495,23 @@
     updateCount();
   }
 
+  /* The heading counts the requests still waiting (an answered card or one no longer waiting does not
+   * count); the tab's title counts the new ones, those that came while the page was open and that the
+   * person has not yet looked at (moved into, clicked or answered). */
   function updateCount() {
-    const open = [...state.cards.values()].filter((card) => !card.done && !card.gone).length;
-    $("count").textContent = open ? `(${open})` : "";
+    const open = [...state.cards.values()].filter((card) => !card.done && !card.gone);
+    $("count").textContent = open.length ? `(${open.length})` : "";
     $("empty").hidden = state.cards.size > 0;
+    const fresh = open.filter((card) => card.fresh).length;
+    document.title = fresh ? `(${fresh}) ${TITLE}` : TITLE;
+  }
+
+  function markSeen(card) {
+    if (!card.fresh) return;
+    card.fresh = false;
+    card.li.classList.remove("is-new");
+    if (card.newMark) card.newMark.remove();
+    updateCount();
   }
 
   async function markGone(card) {
@@ -473,7 +540,7 @@
       focusCard(next);
     });
     card.article.append(notice);
-    announce(`${item.function}: no longer waiting. ${words}`);
+    announce(`${card.title}: no longer waiting. ${words}`);
     updateCount();
   }
 
@@ -510,6 +577,7 @@
     const who = el(
       "p",
       { class: "meta" },
+      el("code", { class: "name" }, item.function),
       el("span", {}, item.type === "reasoning" ? "Agent run" : "Interaction function"),
       el("span", {}, `version ${item.version}`),
       el("span", {}, `${entry.org}/${entry.playbook}`),
@@ -540,20 +608,31 @@
     card.when = when;
   }
 
-  function buildCard(entry, key) {
+  /* A card: the function's description as its title (its name when it has none), the name beneath with
+   * who asked, when and how the delivery stands, an agent run's latest progress, the message, and the
+   * form. */
+  function buildCard(entry, key, fresh) {
     const item = entry.item;
     const kind = kindOf(item);
     const titleId = uid("title");
-    const li = el("li", { "data-key": key, "data-run-id": item.run_id, "data-kind": kind });
+    const li = el("li", { "data-key": key, "data-run-id": item.run_id, "data-kind": kind, class: fresh ? "is-new" : null });
     const article = el("article", { class: "card", "aria-labelledby": titleId });
     const labels = { notification: "Notification", approval: "Approval", question: "Question", request: "Request" };
-    const title = el("h3", { id: titleId }, el("span", { class: "kind" }, labels[kind]), item.function);
+    const heading = state.descriptions.get(functionKey(entry)) || item.function;
+    const newMark = fresh ? el("span", { class: "new" }, "New") : null;
+    const title = el("h3", { id: titleId }, el("span", { class: "kind" }, labels[kind]), newMark, el("span", { class: "title" }, heading));
     const [who, when] = metaLines(entry);
+    const progress = el("p", { class: "progress", hidden: true });
     const message = el("div", { class: "message" });
     message.innerHTML = markdown.render(String(item.message || ""));
-    article.append(el("header", {}, title, who, when), message);
+    article.append(el("header", {}, title, who, when, progress), message);
     li.append(article);
-    const card = { key, entry, li, article, who, when, done: false, gone: false, setEnabled: () => {} };
+    const card = {
+      key, entry, li, article, who, when, progress, kind, fresh, newMark,
+      title: heading, done: false, gone: false, setEnabled: () => {},
+    };
+    li.addEventListener("focusin", () => markSeen(card));
+    li.addEventListener("pointerdown", () => markSeen(card));
     if (kind === "notification") {
       article.append(el("p", { class: "info" }, "For your information: nothing to answer."));
     } else {
@@ -563,16 +642,57 @@
   }
 
   // --- forms -----------------------------------------------------------------------------------------
+  //
+  // Each field is {node, read(problems)}: read() gives the value (undefined leaves the member out) and
+  // adds to `problems` ({pointer, detail}) what the answer schema would refuse, in words for a person, so
+  // that nothing is sent before it passes the same checks the server makes (required, enum, bounds,
+  // lengths, patterns, formats). What the page cannot check the server still does; its 422 is shown
+  // beside the field its pointer names.
 
-  class LocalProblem extends Error {
-    constructor(pointer, detail) {
-      super(detail);
-      this.errors = [{ pointer, detail }];
-    }
+  const numberFormat = new Intl.NumberFormat();
+  const fmt = (value) => numberFormat.format(value);
+
+  /* "Verdict" → "verdict" (a title's first letter lowered unless it starts an acronym). */
+  function nounOf(title) {
+    const text = String(title);
+    return /^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text;
+  }
+
+  const withArticle = (noun) => `${/^[aeiou]/i.test(noun) ? "an" : "a"} ${noun}`;
+
+  /* "channels" → "channel", "categories" → "category": for "Choose at least one channel". */
+  function singular(noun) {
+    if (/ies$/.test(noun)) return `${noun.slice(0, -3)}y`;
+    if (/(ss|us|is)$/.test(noun)) return noun;
+    if (/s$/.test(noun)) return noun.slice(0, -1);
+    return noun;
+  }
+
+  /* Inputs for a string's format: a date picker, a date and time in the person's time zone, an email
+   * address, a web address. Any other format is a one-line text field. */
+  const FORMATS = {
+    date: { type: "date", words: "A date, such as 2026-03-03", missing: "Choose a date" },
+    "date-time": { type: "datetime-local", words: "A date and time", missing: "Choose a date and time" },
+    email: { type: "email", words: "An email address, such as maria@example.com", autocomplete: "email" },
+    uri: { type: "url", words: "A web address, such as https://example.com", autocomplete: "url" },
+  };
+
+  /* datetime-local gives "2026-03-03T10:00" in the device's time zone; the answer is RFC 3339 in UTC. */
+  function isoFromLocal(value) {
+    const at = new Date(value);
+    return Number.isNaN(at.getTime()) ? value : at.toISOString().replace(/\.000Z$/, "Z");
+  }
+
+  function localFromIso(value) {
+    const at = new Date(value);
+    if (Number.isNaN(at.getTime())) return "";
+    const pad = (n) => String(n).padStart(2, "0");
+    return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`;
   }
 
   /* Where a problem's pointer is shown: each field registers its pointer; an error goes to the field with
-   * the longest pointer that is the error's or one of its parents, else to the form as a whole. */
+   * the longest pointer that is the error's or one of its parents, else to the form as a whole. Changing
+   * a field takes its problem away. */
   class Slots {
     constructor(formError) {
       this.slots = [];
@@ -582,7 +702,14 @@
     add(pointer, control, container) {
       const message = el("p", { class: "field-error", id: uid("error"), hidden: true });
       container.append(message);
-      this.slots.push({ pointer, control, message });
+      const slot = { pointer, control, message };
+      this.slots.push(slot);
+      const forget = () => this.clearSlot(slot);
+      container.addEventListener("input", forget);
+      container.addEventListener("change", forget);
+      container.addEventListener("click", (event) => {
+        if (event.target.closest && event.target.closest("button")) forget();
+      });
     }
 
     find(pointer, detail) {
@@ -605,13 +732,16 @@
       return quoted.length === 1 ? quoted[0] : best;
     }
 
+    clearSlot(slot) {
+      if (slot.message.hidden) return;
+      slot.message.hidden = true;
+      slot.message.textContent = "";
+      slot.control.removeAttribute("aria-invalid");
+      undescribe(slot.control, slot.message.id);
+    }
+
     clear() {
-      for (const slot of this.slots) {
-        slot.message.hidden = true;
-        slot.message.textContent = "";
-        slot.control.removeAttribute("aria-invalid");
-        undescribe(slot.control, slot.message.id);
-      }
+      for (const slot of this.slots) this.clearSlot(slot);
       this.formError.hidden = true;
       this.formError.textContent = "";
     }
@@ -682,11 +812,12 @@
     return "json";
   }
 
-  /* A field for one schema at one pointer: {node, read()}; read() gives the value, or undefined to leave
-   * the member out. */
+  const titleOf = (schema, name) => (schema && typeof schema.title === "string" && schema.title) || (name === null ? "Your answer" : humanize(name));
+
+  /* A field for one schema at one pointer. */
   function schemaField(schema, pointer, name, required, slots, top) {
     const kind = schemaKind(schema);
-    const title = (schema && schema.title) || (name === null ? "Your answer" : humanize(name));
+    const title = titleOf(schema, name);
     const description = schema && typeof schema.description === "string" ? schema.description : null;
     switch (kind) {
       case "object":
@@ -715,13 +846,19 @@
       schemaField(sub, pointerOf(pointer, key), key, needed.has(key), slots, false)
     );
     const members = Object.keys(schema.properties);
-    const read = () => {
+    const least = Number.isInteger(schema.minProperties) ? schema.minProperties : 0;
+    const read = (problems) => {
       const value = {};
       fields.forEach((field, index) => {
-        const got = field.read();
+        const got = field.read(problems);
         if (got !== undefined) value[members[index]] = got;
       });
-      return top || required || Object.keys(value).length ? value : undefined;
+      const given = Object.keys(value).length;
+      if (!given && !top && !required) return undefined;
+      if (given < least) {
+        problems.push({ pointer, detail: least === 1 ? "Fill in at least one field" : `Fill in at least ${fmt(least)} fields` });
+      }
+      return value;
     };
     const children = fields.map((field) => field.node).filter(Boolean);
     if (top) return { node: el("div", { class: "group" }, children), read };
@@ -735,6 +872,7 @@
   function enumField(schema, pointer, title, description, required, slots) {
     const values = schema.enum;
     const shown = values.map((value) => (typeof value === "string" ? value : JSON.stringify(value)));
+    const missing = `Choose ${withArticle(nounOf(title))}`;
     if (values.length <= BUTTON_ENUM_MAX && shown.every((text) => text.length <= 24)) {
       // A few short values: a row of toggle buttons (each a tab stop; Enter or Space picks it).
       const buttons = [];
@@ -752,8 +890,9 @@
       if (description) node.append(el("p", { class: "hint" }, description));
       node.append(row);
       slots.add(pointer, buttons[0], node);
-      const read = () => {
+      const read = (problems) => {
         const chosen = buttons.find((button) => button.getAttribute("aria-pressed") === "true");
+        if (!chosen && required) problems.push({ pointer, detail: missing });
         return chosen ? values[Number(chosen.dataset.index)] : undefined;
       };
       return { node, read };
@@ -769,7 +908,11 @@
     });
     const node = el("div", { class: "field" }, labelFor(id, title, required), hintFor(select, description), select);
     slots.add(pointer, select, node);
-    return { node, read: () => (select.value === "" ? undefined : values[Number(select.value)]) };
+    const read = (problems) => {
+      if (select.value === "" && required) problems.push({ pointer, detail: missing });
+      return select.value === "" ? undefined : values[Number(select.value)];
+    };
+    return { node, read };
   }
 
   function enumArrayField(schema, pointer, title, description, required, slots) {
@@ -782,9 +925,19 @@
       node.append(el("label", { class: "option" }, boxes[index], el("span", {}, text)));
     });
     slots.add(pointer, boxes[0], node);
-    const read = () => {
+    const plural = nounOf(title);
+    const one = singular(plural);
+    const least = Number.isInteger(schema.minItems) ? schema.minItems : 0;
+    const most = Number.isInteger(schema.maxItems) ? schema.maxItems : null;
+    const read = (problems) => {
       const chosen = boxes.filter((box) => box.checked).map((box) => values[Number(box.value)]);
-      return chosen.length || required ? chosen : undefined;
+      if (!chosen.length && !required) return undefined;
+      if (chosen.length < least) {
+        problems.push({ pointer, detail: least === 1 ? `Choose at least one ${one}` : `Choose at least ${fmt(least)} ${plural}` });
+      } else if (most !== null && chosen.length > most) {
+        problems.push({ pointer, detail: most === 1 ? `Choose at most one ${one}` : `Choose at most ${fmt(most)} ${plural}` });
+      }
+      return chosen;
     };
     return { node, read };
   }
@@ -809,20 +962,22 @@
 
   function numberField(schema, pointer, title, description, required, slots, kind) {
     const id = uid("field");
+    const num = (key) => (typeof schema[key] === "number" ? schema[key] : null);
+    const [minimum, maximum, above, below, step] = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"].map(num);
     const input = el("input", {
       id,
       type: "number",
       inputmode: kind === "integer" ? "numeric" : "decimal",
-      min: typeof schema.minimum === "number" ? schema.minimum : null,
-      max: typeof schema.maximum === "number" ? schema.maximum : null,
-      step: typeof schema.multipleOf === "number" ? schema.multipleOf : kind === "integer" ? 1 : "any",
+      min: minimum,
+      max: maximum,
+      step: step !== null ? step : kind === "integer" ? 1 : "any",
     });
     if (typeof schema.default === "number") input.value = String(schema.default);
     const bounds = [];
-    const low = typeof schema.minimum === "number" ? schema.minimum : schema.exclusiveMinimum;
-    const high = typeof schema.maximum === "number" ? schema.maximum : schema.exclusiveMaximum;
-    if (typeof low === "number") bounds.push(`${typeof schema.minimum === "number" ? "at least" : "more than"} ${low}`);
-    if (typeof high === "number") bounds.push(`${typeof schema.maximum === "number" ? "at most" : "less than"} ${high}`);
+    if (minimum !== null) bounds.push(`at least ${fmt(minimum)}`);
+    else if (above !== null) bounds.push(`more than ${fmt(above)}`);
+    if (maximum !== null) bounds.push(`at most ${fmt(maximum)}`);
+    else if (below !== null) bounds.push(`less than ${fmt(below)}`);
     const words = [kind === "integer" ? "A whole number" : "A number", bounds.join(" and ")].filter(Boolean).join(", ");
     const node = el(
       "div",
@@ -832,15 +987,37 @@
       input
     );
     slots.add(pointer, input, node);
-    const read = () => {
-      if (input.validity.badInput) throw new LocalProblem(pointer, "This is not a number.");
-      if (input.value.trim() === "") return undefined;
-      return Number(input.value);
+    const problem = (value) => {
+      if (kind === "integer" && !Number.isInteger(value)) return "A whole number";
+      if (minimum !== null && value < minimum) return `At least ${fmt(minimum)}`;
+      if (above !== null && value <= above) return `More than ${fmt(above)}`;
+      if (maximum !== null && value > maximum) return `At most ${fmt(maximum)}`;
+      if (below !== null && value >= below) return `Less than ${fmt(below)}`;
+      if (step !== null && step > 0) {
+        const ratio = value / step;
+        if (Math.abs(ratio - Math.round(ratio)) > 1e-9) return `A multiple of ${fmt(step)}`;
+      }
+      return null;
+    };
+    const read = (problems) => {
+      if (input.validity.badInput) {
+        problems.push({ pointer, detail: kind === "integer" ? "A whole number, such as 1,500" : "A number, such as 12.5" });
+        return undefined;
+      }
+      if (input.value.trim() === "") {
+        if (required) problems.push({ pointer, detail: `Enter ${withArticle(nounOf(title))}` });
+        return undefined;
+      }
+      const value = Number(input.value);
+      const detail = problem(value);
+      if (detail) problems.push({ pointer, detail });
+      return value;
     };
     return { node, read };
   }
 
-  /* A string: a text field, or a text area when maxLength is over 200 or absent, with a live count. */
+  /* A string with a live count: a one-line field when it is short, a text area when it is long (see
+   * isLongText). */
   function textControl(id, max, longText) {
     const control = longText ? el("textarea", { id, rows: 4 }) : el("input", { id, type: "text", autocomplete: "off" });
     const count = el("span", { class: "counter", id: uid("count") });
@@ -855,17 +1032,83 @@
     return { control, count };
   }
 
-  function stringField(schema, pointer, title, description, required, slots) {
+  /* The rule for "short": a string is one line when its maxLength is at most SHORT_TEXT (200) characters,
+   * or when it has a pattern (other than "\S", the non-blank check), since a pattern describes a value
+   * rather than prose; it is a text area when its maxLength is over 200 or it has none. */
+  function isLongText(schema) {
+    const max = Number.isInteger(schema.maxLength) ? schema.maxLength : null;
+    if (max !== null && max <= SHORT_TEXT) return false;
+    if (typeof schema.pattern === "string" && schema.pattern !== "\\S") return false;
+    return true;
+  }
+
+  function stringField(schema, pointer, title, description, required, slots, missing) {
     const id = uid("field");
     const max = Number.isInteger(schema.maxLength) ? schema.maxLength : null;
-    const { control, count } = textControl(id, max, max === null || max > SHORT_TEXT);
-    if (typeof schema.default === "string") {
-      control.value = schema.default;
-      control.dispatchEvent(new Event("input"));
+    const least = Number.isInteger(schema.minLength) ? schema.minLength : 0;
+    const format = typeof schema.format === "string" ? FORMATS[schema.format] : undefined;
+    let pattern = null;
+    if (typeof schema.pattern === "string") {
+      try {
+        pattern = new RegExp(schema.pattern, "u");
+      } catch (error) {
+        pattern = null; // a pattern this browser cannot read: the server checks it
+      }
     }
-    const node = el("div", { class: "field" }, labelFor(id, title, required), hintFor(control, description), control, count);
+    let control;
+    let count = null;
+    if (format) {
+      control = el("input", { id, type: format.type, autocomplete: format.autocomplete || "off", spellcheck: "false" });
+      if (typeof schema.default === "string") {
+        control.value = format.type === "datetime-local" ? localFromIso(schema.default) : schema.default;
+      }
+    } else {
+      ({ control, count } = textControl(id, max, isLongText(schema)));
+      if (typeof schema.default === "string") {
+        control.value = schema.default;
+        control.dispatchEvent(new Event("input"));
+      }
+    }
+    const hints = [description];
+    if (format && format.type === "datetime-local") hints.push("In your time zone.");
+    if (format && !description && format.type !== "date" && format.type !== "datetime-local") hints.push(`${format.words}.`);
+    const node = el(
+      "div",
+      { class: "field" },
+      labelFor(id, title, required),
+      hintFor(control, hints.filter(Boolean).join(" ")),
+      control,
+      count
+    );
     slots.add(pointer, control, node);
-    return { node, read: () => (control.value === "" && !required ? undefined : control.value) };
+    const noun = nounOf(title);
+    const emptyWords = missing || (format && format.missing) || `Write ${withArticle(noun)}`;
+    const read = (problems) => {
+      if (control.validity.badInput) {
+        problems.push({ pointer, detail: format ? format.words : "This cannot be read" });
+        return undefined;
+      }
+      let value = control.value;
+      if (value === "") {
+        if (required) problems.push({ pointer, detail: emptyWords });
+        return undefined;
+      }
+      if (format && format.type === "datetime-local") value = isoFromLocal(value);
+      const size = codePoints(value);
+      if (format && control.validity.typeMismatch) {
+        problems.push({ pointer, detail: format.words });
+      } else if (value.trim() === "" && pattern && !pattern.test(value)) {
+        problems.push({ pointer, detail: "Write something, not only spaces" });
+      } else if (max !== null && size > max) {
+        problems.push({ pointer, detail: `At most ${fmt(max)} characters (this has ${fmt(size)})` });
+      } else if (size < least) {
+        problems.push({ pointer, detail: `At least ${fmt(least)} character${least === 1 ? "" : "s"}` });
+      } else if (pattern && !pattern.test(value)) {
+        problems.push({ pointer, detail: description ? `Not in the form asked for: ${description}` : "Not in the form asked for" });
+      }
+      return value;
+    };
+    return { node, read };
   }
 
   function jsonField(pointer, title, description, required, slots) {
@@ -879,13 +1122,17 @@
       control
     );
     slots.add(pointer, control, node);
-    const read = () => {
+    const read = (problems) => {
       const text = control.value.trim();
-      if (!text) return undefined;
+      if (!text) {
+        if (required) problems.push({ pointer, detail: "Write the answer as JSON" });
+        return undefined;
+      }
       try {
         return JSON.parse(text);
       } catch (error) {
-        throw new LocalProblem(pointer, `This is not JSON: ${error.message}`);
+        problems.push({ pointer, detail: `This is not JSON: ${error.message}` });
+        return undefined;
       }
     };
     return { node, read };
@@ -912,6 +1159,7 @@
     }
     let other = null;
     let custom = null;
+    const customPointer = pointerOf(pointer, "custom");
     if (question.allow_custom) {
       const id = uid("custom");
       if (!multiple) {
@@ -929,24 +1177,39 @@
       );
       if (other) custom.addEventListener("input", () => (other.checked = custom.value !== "" || other.checked));
       node.append(box);
-      slots.add(pointerOf(pointer, "custom"), custom, box);
+      slots.add(customPointer, custom, box);
     }
     slots.add(pointer, inputs[0] || node, node);
-    const read = () => {
+    const none = multiple
+      ? `Choose at least one option${custom ? " or write your own" : ""}`
+      : `Choose an option${custom ? " or write your own" : ""}`;
+    const read = (problems) => {
       const answer = {};
+      const written = custom ? custom.value : "";
+      if (written !== "" && written.trim() === "") {
+        problems.push({ pointer: customPointer, detail: "Write something, not only spaces" });
+        return undefined;
+      }
       if (multiple) {
         answer.selected = inputs.filter((input) => input.checked).map((input) => input.value);
-        if (custom && custom.value.trim() !== "") answer.custom = custom.value;
-        if (!required && !answer.selected.length && answer.custom === undefined) return undefined;
+        if (written !== "") answer.custom = written;
+        if (!answer.selected.length && answer.custom === undefined) {
+          if (required) problems.push({ pointer, detail: none });
+          return undefined;
+        }
         return answer;
       }
       if (other && other.checked) {
-        answer.custom = custom.value;
+        if (written === "") problems.push({ pointer: customPointer, detail: "Write your own answer" });
+        answer.custom = written;
         return answer;
       }
       const chosen = inputs.find((input) => input.checked);
-      if (chosen) answer.selected = [chosen.value];
-      else if (!required) return undefined;
+      if (!chosen) {
+        if (required) problems.push({ pointer, detail: none });
+        return undefined;
+      }
+      answer.selected = [chosen.value];
       return answer;
     };
     return { node, read };
@@ -968,21 +1231,21 @@
         const required = each.required !== false;
         if (each.kind === "choice") return { id: each.id, ...choiceField(each, pointer, each.prompt, required, slots) };
         const sub = properties[each.id] && schemaKind(properties[each.id]) === "string" ? properties[each.id] : {};
-        return { id: each.id, ...stringField(sub, pointer, each.prompt, null, required, slots) };
+        return { id: each.id, ...stringField(sub, pointer, each.prompt, null, required, slots, "Write an answer") };
       });
       const node = el("div", { class: "group" }, fields.map((field) => field.node));
-      const read = () => {
+      const read = (problems) => {
         const answers = {};
         for (const field of fields) {
-          const got = field.read();
-          if (got !== undefined && !(typeof got === "string" && got === "")) answers[field.id] = got;
+          const got = field.read(problems);
+          if (got !== undefined) answers[field.id] = got;
         }
         return { answers };
       };
       return { node, read };
     }
     const textSchema = schemaKind(schema) === "string" ? schema : { type: "string" };
-    return stringField(textSchema, "/answer", "Your answer", null, true, slots);
+    return stringField(textSchema, "/answer", "Your answer", null, true, slots, "Write your answer");
   }
 
   function approvalSection(item) {
@@ -1001,8 +1264,10 @@
     const item = card.entry.item;
     const formError = el("p", { class: "form-error", role: "alert", tabindex: "-1", hidden: true });
     const slots = new Slots(formError);
-    const body = el("fieldset", { class: "body" }, el("legend", { class: "visually-hidden" }, `Answer ${item.function}`));
-    const form = el("form", { class: "answer", novalidate: true, "aria-label": `Answer ${item.function}` }, body);
+    const body = el("fieldset", { class: "body" }, el("legend", { class: "visually-hidden" }, `Answer: ${card.title}`));
+    // No name on the form itself: a named form is a landmark, and two cards of one function would make two
+    // landmarks of the same name. Its fieldset's legend names it.
+    const form = el("form", { class: "answer", novalidate: true }, body);
     const actions = el("div", { class: "actions" });
     let read;
     if (kind === "approval") {
@@ -1012,9 +1277,9 @@
       const approve = el("button", { type: "submit", class: "primary", value: "approve" }, "Approve");
       const reject = el("button", { type: "submit", class: "danger", value: "reject" }, "Reject");
       actions.append(approve, reject);
-      read = (submitter) => {
+      read = (submitter, problems) => {
         const answer = { approved: !(submitter && submitter.value === "reject") };
-        const text = note.read();
+        const text = note.read(problems);
         if (text !== undefined && text.trim() !== "") answer.note = text;
         return answer;
       };
@@ -1024,7 +1289,7 @@
           ? questionFields(card, slots)
           : schemaField(item.answer_schema, "/answer", null, true, slots, true);
       if (field.node) body.append(field.node);
-      read = () => field.read();
+      read = (submitter, problems) => field.read(problems);
       actions.append(el("button", { type: "submit", class: "primary" }, "Submit"));
       const question = item.question;
       if (question && question.kind === "choice" && question.allow_skip) {
@@ -1052,15 +1317,12 @@
       event.preventDefault();
       if (card.busy || card.done || card.gone) return;
       slots.clear();
-      let answer;
-      try {
-        answer = read(event.submitter);
-      } catch (error) {
-        if (error instanceof LocalProblem) {
-          slots.show(error.errors);
-          return;
-        }
-        throw error;
+      const problems = [];
+      const answer = read(event.submitter, problems);
+      if (problems.length) {
+        slots.show(problems);
+        announce(problems.length === 1 ? "One answer needs your attention." : `${problems.length} answers need your attention.`);
+        return;
       }
       send(card, answer);
     });
@@ -1107,7 +1369,7 @@
     const reply = await call("POST", `${playbookPath(org, playbook)}/runs/${enc(item.run_id)}/answer`, body);
     setBusy(card, false);
     if (reply.ok) {
-      answered(card);
+      answered(card, answer);
       return;
     }
     if (reply.status === 401) return;
@@ -1124,15 +1386,109 @@
     card.slots.show([], reply.body.detail || `The server answered ${reply.status}; try again.`);
   }
 
-  function answered(card) {
+  // --- the decision, in words ------------------------------------------------------------------------
+  //
+  // After an answer the card says what was decided, then leaves (LEAVE_MS). The words come from the answer
+  // and its schema:
+  // - an approval: "Approved" or "Rejected", then ": " and the note when there is one;
+  // - an agent's choice: "Skipped", or "Answered: " and the chosen options' labels (and the person's own
+  //   words, quoted); a text question: "Answered: " and the text; a form: "Answered";
+  // - an interaction function's answer: its decision is the value of the first enum field the answer
+  //   gives (the schema's required fields first, then in the schema's order; an answer that is itself an
+  //   enum value is its own decision), said in the past for a few verdict words (approve → "Approved",
+  //   revise → "Revision asked", reject → "Rejected": VERDICTS) and as "<Field>: <value>" otherwise;
+  //   then ": " and the first text the person wrote in a text area (a note, a reason), cut at 120
+  //   characters. An answer without an enum field is "Answered".
+
+  const VERDICTS = {
+    approve: "Approved",
+    approved: "Approved",
+    accept: "Accepted",
+    accepted: "Accepted",
+    confirm: "Confirmed",
+    confirmed: "Confirmed",
+    reject: "Rejected",
+    rejected: "Rejected",
+    decline: "Declined",
+    declined: "Declined",
+    revise: "Revision asked",
+    cancel: "Cancelled",
+    escalate: "Escalated",
+    yes: "Yes",
+    no: "No",
+  };
+
+  function cut(text, size = 120) {
+    const chars = Array.from(String(text).trim());
+    return chars.length > size ? `${chars.slice(0, size - 1).join("")}…` : chars.join("");
+  }
+
+  function verdict(title, value) {
+    const known = typeof value === "string" ? VERDICTS[value.toLowerCase()] : undefined;
+    return known || `${title}: ${typeof value === "string" ? value : JSON.stringify(value)}`;
+  }
+
+  function choiceWords(question, answer) {
+    if (!answer || answer.skipped) return "Skipped";
+    const labels = new Map((question.options || []).map((option) => [option.id, option.label]));
+    const chosen = (answer.selected || []).map((id) => labels.get(id) || id);
+    if (typeof answer.custom === "string") chosen.push(`“${cut(answer.custom, 80)}”`);
+    return `Answered: ${chosen.join(", ")}`;
+  }
+
+  function decisionWords(card, answer) {
+    const item = card.entry.item;
+    if (card.kind === "approval") {
+      const words = answer && answer.approved ? "Approved" : "Rejected";
+      return answer && answer.note ? `${words}: ${cut(answer.note)}` : words;
+    }
+    if (card.kind === "question") {
+      const question = item.question;
+      if (question.kind === "choice") return choiceWords(question, answer);
+      if (question.kind === "form") return "Answered";
+      return `Answered: ${cut(answer)}`;
+    }
+    const schema = item.answer_schema || {};
+    if (schemaKind(schema) === "enum") return verdict("Answer", answer);
+    if (schemaKind(schema) !== "object" || !answer || typeof answer !== "object") return "Answered";
+    const properties = schema.properties;
+    const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const keys = Object.keys(properties);
+    const ordered = [...keys.filter((key) => needed.has(key)), ...keys.filter((key) => !needed.has(key))];
+    const decision = ordered.find((key) => schemaKind(properties[key]) === "enum" && answer[key] !== undefined);
+    const note = ordered.find(
+      (key) =>
+        schemaKind(properties[key]) === "string" &&
+        !properties[key].format &&
+        isLongText(properties[key]) &&
+        typeof answer[key] === "string" &&
+        answer[key].trim() !== ""
+    );
+    const words = decision === undefined ? "Answered" : verdict(titleOf(properties[decision], decision), answer[decision]);
+    return note === undefined ? words : `${words}: ${cut(answer[note])}`;
+  }
+
+  function answered(card, answer) {
+    markSeen(card);
     card.done = true;
     card.li.classList.add("is-done");
     card.form.hidden = true;
-    const done = el("p", { class: "done", tabindex: "-1", role: "status" }, "Answered. Thank you.");
+    const words = decisionWords(card, answer);
+    const done = el("p", { class: "done", tabindex: "-1", role: "status" }, words);
     card.article.append(done);
     done.focus();
-    announce(`Answered ${card.entry.item.function}.`);
+    announce(`${card.title}: ${words}.`);
     updateCount();
+    setTimeout(() => leave(card), LEAVE_MS);
+  }
+
+  /* An answered card leaves; the focus, if it was in the card, goes to the next request. */
+  function leave(card) {
+    if (state.cards.get(card.key) !== card) return;
+    const focused = card.li.contains(document.activeElement);
+    const next = card.li.nextElementSibling || card.li.previousElementSibling;
+    removeCard(card);
+    if (focused) focusCard(next);
   }
 
   // --- start -----------------------------------------------------------------------------------------
