@@ -22,7 +22,7 @@ from datetime import date, datetime
 from typing import Any, Final
 
 from parley.client.exits import USAGE, CommandError
-from parley.client.printing import compact, indented
+from parley.client.printing import compact
 
 _LEFT_OUT: Final = object()
 _EMAIL: Final = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -77,7 +77,7 @@ def ask_answer(request: Mapping[str, Any], prompter: Prompter) -> Any:
     write(f"{asker} asks {request.get('to')} (run {request.get('run_id')}):\n")
     message = str(request.get("message") or "").strip()
     if message:
-        write(indented(message, "  | ") + "\n")
+        write("".join(f"  | {line}".rstrip() + "\n" for line in message.splitlines()))
     approval = request.get("approval")
     if isinstance(approval, Mapping):
         call = f"{approval.get('server')}/{approval.get('tool')}"
@@ -261,6 +261,7 @@ def _enum_array(schema: Mapping[str, Any], label: str, prompter: Prompter, requi
                 return _LEFT_OUT
             if least == 0:
                 return []
+            raise ValueError("Choose at least one." if least == 1 else f"Choose at least {least}.")
         picked = _numbers(typed, len(values)) if typed else None
         if picked is None:
             raise ValueError(f"Type numbers from 1 to {len(values)}, such as 1,2.")
