@@ -441,3 +441,60 @@ def test_an_answer_whose_wait_cannot_be_ended_still_leaves_the_reading_going(har
         "note": "the second",
     }
     assert harness.history(first.run_id).count("request_answered") == 1
+
+
+def test_reads_and_tellings_open_with_the_version_the_server_spoke(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delivery's attempt discovers and lists; a conversation's reads and tellings skip
+    ``server/discover`` once the process knows the server's version (issue 26), and still list: the
+    demo chat's listing says ``ttlMs: 0``."""
+    import httpx2
+
+    from parley.tools.client import forget_listings
+
+    forget_listings()
+    methods: list[str] = []
+    send = httpx2.AsyncClient.send
+
+    async def recorded(self: httpx2.AsyncClient, request: httpx2.Request, **options: Any) -> Any:
+        methods.append(request.headers.get("mcp-method", "?"))
+        return await send(self, request, **options)
+
+    monkeypatch.setattr(httpx2.AsyncClient, "send", recorded)
+    run = harness.run("approve-fast")
+    harness.advance(0)
+    assert methods == ["server/discover", "tools/list", "tools/call"]
+    methods.clear()
+    harness.advance(15)  # reads 1 and 2
+    assert methods == ["server/discover", "tools/list", "tools/call", "tools/list", "tools/call"]
+
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "maybe later", ts)
+    methods.clear()
+    harness.advance(20)  # read 3 finds the reply, refuses it and tells the party
+    assert harness.history(run.run_id).count("reply_refused") == 1
+    assert methods == ["tools/list", "tools/call", "tools/list", "tools/call"]
+    forget_listings()
+
+
+def test_a_reading_tool_the_server_does_not_list_fails_each_read(harness: Harness) -> None:
+    """Reads that skip ``server/discover`` still find a tool the server does not list, in the words a
+    delivery's attempt gives, and the reading goes on."""
+    from parley.tools.client import forget_listings
+
+    forget_listings()
+    gone = FAST.replace("  tool: thread_replies\n", "  tool: thread_replies_gone\n")
+    harness.service.runtime.definition_service().create_definition(PLAYBOOK, "interaction", "gone", gone)
+    harness.run("approve-fast")
+    harness.advance(5)  # its first read: the process knows the server's version
+    run = harness.run("gone")
+    harness.advance(0)
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "approve", ts)
+    harness.advance(15)  # reads 1 and 2 of the second conversation
+    failed = [e["data"] for e in harness.playbook_events("reading_failed")]
+    assert [f["because"] for f in failed] == ["tool_not_offered", "tool_not_offered"]
+    assert all("thread_replies_gone" in f["message"] and "search" in f["message"] for f in failed)
+    assert harness.service.get_run(PLAYBOOK, run.run_id).status == "started"
+    forget_listings()
