@@ -102,7 +102,13 @@ def add_demo_chat(commands: argparse._SubParsersAction[argparse.ArgumentParser])
         description="Post TEXT as USER in the thread of THREAD (a message's ts) in CHANNEL.",
     )
     reply.add_argument(
-        "--url", default="http://127.0.0.1:9001", help="the demo chat (default: http://127.0.0.1:9001)"
+        "--url", help="the demo chat (default: http://HOST:PORT, from --host and --port; 127.0.0.1:9001)"
+    )
+    reply.add_argument(
+        "--port",
+        type=int,
+        dest="reply_port",
+        help="the demo chat's port (default: 9001), as demo-chat --port",
     )
     reply.add_argument("--channel", required=True, help="the channel, such as maria")
     reply.add_argument(
@@ -145,9 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if args.command == "demo-chat":
         if args.demo_command == "reply":
-            from parley.demo.reply import ReplyOptions, reply
+            from parley.demo.reply import ReplyOptions, chat_url, reply
 
-            return reply(ReplyOptions(args.url, args.channel, args.thread, args.user, args.text))
+            url = chat_url(args.url, args.host, args.reply_port or args.port)
+            return reply(ReplyOptions(url, args.channel, args.thread, args.user, args.text))
         from parley.demo.server import DemoChatOptions
         from parley.demo.server import serve as serve_demo_chat
 

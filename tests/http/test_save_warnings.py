@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from mcp_servers import unreachable_url
+from provider_settings import PROVIDER_SETTINGS
 from tool_serving import BASE, WRITER, serving_with
 
 pytestmark = pytest.mark.http
@@ -85,11 +86,14 @@ Review this brief: {{ input.breif }}
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     tmp: Path = tmp_path_factory.mktemp("save-warnings")
     operator = OPERATOR
-    with (
-        serving_with(tmp, operator) as url,
-        httpx.Client(base_url=url + BASE, headers=WRITER, timeout=30) as http,
-    ):
-        yield http
+    with pytest.MonkeyPatch.context() as env:
+        for name in PROVIDER_SETTINGS:  # no provider configured, whatever this machine has
+            env.delenv(name, raising=False)
+        with (
+            serving_with(tmp, operator) as url,
+            httpx.Client(base_url=url + BASE, headers=WRITER, timeout=30) as http,
+        ):
+            yield http
 
 
 def saved(client: httpx.Client, definition_type: str, name: str, source: str) -> list[str]:
@@ -129,6 +133,9 @@ def test_a_server_of_another_playbook_is_saved_with_a_warning(client: httpx.Clie
 
 def test_a_reasoning_function_is_saved_with_its_warnings(client: httpx.Client) -> None:
     assert saved(client, "reasoning", "misspelt-reasoning", REASONING) == [
+        "Line 2, /model: the provider 'anthropic' of the model 'anthropic/claude-sonnet-4-5' is not "
+        "configured on this server; a run ends unavailable (model_not_offered, provider_not_configured) "
+        "until the operator configures it. Configured providers: none. Aliases: none.",
         "Line 3, /tools/0: no tool server named 'graph' serves this playbook; runs will end unavailable "
         "until the operator adds it",
         "Line 11: the template reads 'input.breif', which the input schema does not list; did you mean "

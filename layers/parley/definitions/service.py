@@ -26,6 +26,7 @@ from parley.definitions.cursor import decode_cursor, encode_cursor
 from parley.definitions.model import DEFINITION_TYPES, Definition, DefinitionPage, PlaybookRef
 from parley.definitions.store import DefinitionStore, ListPosition, StoreConflict, StoreContention
 from parley.documents.definition import CheckedDocument
+from parley.documents.problems import DocumentWarning
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 NAME_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]{2,47}")
@@ -42,6 +43,8 @@ _TIME_PATTERN: Final = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z
 Checker = Callable[[str, str], CheckedDocument]
 #: The names of the tool servers that serve a playbook (the runtime's operator configuration says).
 ServersServing = Callable[[PlaybookRef], Iterable[str]]
+#: A type's warnings about a document on this server (``parley.runs.kinds.warnings_here``).
+WarningsHere = Callable[[str, str], Iterable[DocumentWarning]]
 
 
 class DefinitionService:
@@ -54,6 +57,7 @@ class DefinitionService:
         check: Checker,
         *,
         servers: ServersServing | None = None,
+        here: WarningsHere | None = None,
     ) -> None:
         """``check`` is the runtime's document check: the type registry's (``parley.runs.kinds``), which
         this package reaches only through the runtime. ``servers`` names the tool servers that serve a
@@ -62,6 +66,7 @@ class DefinitionService:
         self._clock = clock
         self._check = check
         self._servers = servers
+        self._here = here
 
     def create_definition(
         self, playbook: PlaybookRef, definition_type: str, name: str, source: str
@@ -205,6 +210,8 @@ class DefinitionService:
 
         servers = frozenset(self._servers(playbook)) if self._servers is not None else None
         found = save_warnings(definition_type, source, SaveContext(servers=servers))
+        if self._here is not None:  # what this server's configuration says: a model it would not call
+            found = [*found, *self._here(definition_type, source)]
         return tuple(merged_warnings(checked.warnings, found))
 
     def _name_taken(self, playbook: PlaybookRef, definition_type: str, name: str) -> Problem:

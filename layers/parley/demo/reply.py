@@ -21,6 +21,16 @@ class ReplyOptions:
     text: str
 
 
+def chat_url(url: str | None, host: str, port: int) -> str:
+    """The demo chat the reply goes to: ``--url`` when given, else the chat on ``--host`` and ``--port``
+    (``parley demo-chat --port 9002 reply …`` and ``parley demo-chat reply --port 9002 …`` alike; issue
+    29)."""
+    if url:
+        return url
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}"
+
+
 def post_reply(options: ReplyOptions, timeout: float = 10.0) -> dict[str, Any]:
     """Post the reply; the server's answer ``{channel, ts, thread_ts}``. ``RuntimeError`` says why not."""
     body = {"channel": options.channel, "user": options.user, "text": options.text}

@@ -70,32 +70,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     from parley.local.server import ServeOptions, serve
 
     with contextlib.ExitStack() as stack:
-        for name, port, start in (
-            ("demo-chat", args.chat_port, lambda: chat_running(DemoChatOptions(args.host, args.chat_port))),
-            (
-                "demo-model",
-                args.model_port,
-                lambda: model_running(DemoModelOptions(args.host, args.model_port)),
-            ),
-        ):
-            try:
-                served = stack.enter_context(start())
-            except OSError as exc:
-                print(f"parley {name}: {listen_failure(args.host, port, exc, PORT_HINT)}", file=sys.stderr)
-                return 1
-            print(_started_words(name, served.url), flush=True)
+        try:
+            chat = stack.enter_context(chat_running(DemoChatOptions(args.host, args.chat_port)))
+        except OSError as exc:
+            print(
+                f"parley demo-chat: {listen_failure(args.host, args.chat_port, exc, PORT_HINT)}",
+                file=sys.stderr,
+            )
+            return 1
+        print(
+            f"The demo chat is serving {chat.url} (MCP endpoint {chat.mcp_url}; "
+            f"open {chat.url}/ to read and reply).",
+            flush=True,
+        )
+        try:
+            model = stack.enter_context(model_running(DemoModelOptions(args.host, args.model_port)))
+        except OSError as exc:
+            print(
+                f"parley demo-model: {listen_failure(args.host, args.model_port, exc, PORT_HINT)}",
+                file=sys.stderr,
+            )
+            return 1
+        print(
+            f"The demo model is serving {model.url} (OpenAI-compatible base URL {model.openai_base_url}).",
+            flush=True,
+        )
         data = None if args.data.lower() == "none" else Path(args.data)
         code = serve(
             ServeOptions(host=args.host, port=args.port, config=args.config, clock=args.clock, data=data)
         )
     print("The demo chat and the demo model stopped.", flush=True)
     return code
-
-
-def _started_words(name: str, url: str) -> str:
-    if name == "demo-chat":
-        return f"The demo chat is serving {url} (MCP endpoint {url}/mcp; open {url}/ to read and reply)."
-    return f"The demo model is serving {url} (OpenAI-compatible base URL {url}/v1, the gateway demo)."
 
 
 if __name__ == "__main__":

@@ -385,7 +385,8 @@ def serve(options: ServeOptions) -> int:
                 print(
                     f"Parley is serving {server.url} (clock: {options.clock}, config: {config}, "
                     f"data: {_data_words(options.data, server.restored)}, "
-                    f"ready in {time.monotonic() - started:.1f} s)",
+                    f"ready in {time.monotonic() - started:.1f} s). "
+                    f"{_inbox_words(server.url, operator)} Ctrl-C stops it.",
                     flush=True,
                 )
 
@@ -420,6 +421,27 @@ def _data_words(folder: Path | None, restored: Restored | None) -> str:
         f" and {restored.journal_pages:,} journal pages restored in {restored.seconds:.2f} s;"
         " every write on disk before its answer)"
     )
+
+
+#: The token of the example configurations (``examples/operator*.yaml``): the one token the start-up line
+#: may print, since it is published in the repository; any other is a secret of whoever configured it.
+EXAMPLE_TOKEN: Final = "dev-token"
+
+
+def _inbox_words(url: str, operator: OperatorConfig) -> str:
+    """Where the inbox is and how to sign in to it, for the start-up line (issue 29): the example token
+    when a principal of the configuration has it (the one published in ``examples/``); otherwise no token
+    is printed, only where to find one."""
+    inbox = f"The inbox: {url}/inbox"
+    with_tokens = [principal for principal in operator.principals if principal.token]
+    example = next(
+        (p for p in with_tokens if p.token is not None and p.token.get_secret_value() == EXAMPLE_TOKEN), None
+    )
+    if example is not None:
+        return f"{inbox}, sign in with the token {EXAMPLE_TOKEN} (the principal {example.id})."
+    if with_tokens:
+        return f"{inbox}, sign in with a principal's token from the configuration."
+    return f"{inbox} (no principal has a token, so nobody can sign in)."
 
 
 def _stopped_words(folder: Path | None) -> str:

@@ -88,7 +88,13 @@ class Runtime:
         from parley.definitions.service import DefinitionService
 
         return DefinitionService(
-            self.definitions, self.clock, self.check_document, servers=self.servers_serving
+            self.definitions,
+            self.clock,
+            self.check_document,
+            servers=self.servers_serving,
+            here=lambda definition_type, source: _named("parley.runs.kinds", "warnings_here")(
+                self, definition_type, source
+            ),
         )
 
     def servers_serving(self, playbook: PlaybookRef) -> list[str]:

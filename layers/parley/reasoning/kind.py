@@ -1,5 +1,6 @@
 """Reasoning functions as the run lifecycle sees them (``parley.runs.kinds``): check a document and
-write its overview; run a definition (``parley.reasoning.running``)."""
+write its overview; warn, on saving, of a model this server would not call
+(``parley.reasoning.model_warnings``); run a definition (``parley.reasoning.running``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from parley.documents.definition import CheckedDocument
+    from parley.documents.problems import DocumentWarning
+    from parley.ports.runtime import Runtime
     from parley.reasoning.running import Reasoning
     from parley.runs.service import RunService
 
@@ -27,6 +30,13 @@ def check(source: str) -> CheckedDocument:
         overview=write_reasoning_overview(document),
         warnings=list(document.warnings),
     )
+
+
+def warnings_here(runtime: Runtime, source: str) -> list[DocumentWarning]:
+    """What this server's configuration says of a saved document: a model it would not call (issue 29)."""
+    from parley.reasoning.model_warnings import model_warnings_here
+
+    return model_warnings_here(runtime, source)
 
 
 def bind(runs: RunService) -> Reasoning:

@@ -7,7 +7,10 @@ A type is a package (``parley.interaction``, ``parley.reasoning``) whose ``kind`
 - ``bind(runs) -> FunctionKind``: the type working over one lifecycle (:class:`FunctionKind`);
 - optionally ``saved(runtime, playbook, definition)``: a definition of the type was saved or retired
   (``definition`` is its head now), for what the type keeps beside it (a workflow's schedule), called
-  by :func:`definition_saved`.
+  by :func:`definition_saved`;
+- optionally ``warnings_here(runtime, source) -> list[DocumentWarning]``: what the server's configuration
+  says of a document being saved (a reasoning function's model that it would not call), added to the
+  definition's ``warnings`` by :func:`warnings_here`.
 
 Types are named here by module path and imported on first use, so the lifecycle imports no type (the
 types import the lifecycle, never the other way round) and a function's cold start loads only the
@@ -26,6 +29,7 @@ from parley.definitions.model import Definition, PlaybookRef
 
 if TYPE_CHECKING:
     from parley.documents.definition import CheckedDocument
+    from parley.documents.problems import DocumentWarning
     from parley.errors import ErrorEntry
     from parley.ports.runtime import Runtime
     from parley.ports.waiting import RunKey
@@ -132,6 +136,12 @@ def definition_saved(runtime: Runtime, playbook: PlaybookRef, definition: Defini
     hook = getattr(kind_module(definition.type), "saved", None)
     if hook is not None:
         hook(runtime, playbook, definition)
+
+
+def warnings_here(runtime: Runtime, definition_type: str, source: str) -> list[DocumentWarning]:
+    """The type's warnings about ``source`` on this server (its ``warnings_here`` hook), none without one."""
+    hook = getattr(kind_module(definition_type), "warnings_here", None)
+    return [] if hook is None else list(hook(runtime, source))
 
 
 def work_kind(work: str) -> str:

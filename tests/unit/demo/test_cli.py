@@ -7,6 +7,7 @@ import socket
 import pytest
 
 from parley.cli import build_parser, main
+from parley.demo.reply import chat_url
 from parley.demo.server import DemoChatOptions, running
 
 
@@ -35,8 +36,9 @@ def test_reply_options() -> None:
 
     assert args.demo_command == "reply"
     assert (args.url, args.channel, args.thread, args.user, args.text) == (
-        "http://127.0.0.1:9001", "maria", "1.000001", "maria", "approve, looks good"
+        None, "maria", "1.000001", "maria", "approve, looks good"
     )  # fmt: skip
+    assert chat_url(args.url, args.host, args.reply_port or args.port) == "http://127.0.0.1:9001"
 
 
 def test_reply_needs_a_channel_a_user_and_words(capsys: pytest.CaptureFixture[str]) -> None:
@@ -83,3 +85,30 @@ def test_reply_to_no_server_says_where_it_looked(capsys: pytest.CaptureFixture[s
 
     assert code == 1
     assert capsys.readouterr().err.startswith(f"parley demo-chat reply: no demo chat answers at {url}: ")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_reply_honours_port_given_to_demo_chat_or_to_reply(
+    where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``parley demo-chat --port N reply …`` and ``parley demo-chat reply --port N …`` reach the chat on N
+    (issue 29)."""
+    with running(DemoChatOptions(port=0)) as demo:
+        port = ["--port", str(demo.port)]
+        words = ["--channel", "maria", "--user", "maria", "hi"]
+        argv = (
+            ["demo-chat", *port, "reply", *words]
+            if where == "before"
+            else ["demo-chat", "reply", *port, *words]
+        )
+
+        code = main(argv)
+
+        messages = demo.chat.messages("maria")
+    assert code == 0, capsys.readouterr().err
+    assert [(m.user, m.text) for m in messages] == [("maria", "hi")]
+
+
+def test_the_url_wins_over_the_port() -> None:
+    assert chat_url("http://127.0.0.1:9100", "127.0.0.1", 9002) == "http://127.0.0.1:9100"
+    assert chat_url(None, "::1", 9002) == "http://[::1]:9002"
