@@ -1,14 +1,21 @@
-"""The README's walk-through ("Try it") run as a user runs it: every shell block of the section,
-unchanged but for the server's address, against a fresh ``parley serve`` with the example
-configuration, so that the README cannot drift from the product."""
+"""The README's walk-throughs ("Try it", the workflows, the reasoning function with the demo model) run as
+a user runs them: every shell block of the section, unchanged but for the server's address, in bash with
+the ``parley`` command on the ``PATH`` (as ``source .venv/bin/activate`` puts it) and ``PARLEY_URL``
+naming a fresh ``parley serve`` with the example configuration, so that the README cannot drift from
+the product."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from mcp_servers import free_port
 from tool_serving import serving_manually
 
 pytestmark = pytest.mark.http
@@ -30,15 +37,20 @@ def try_it_blocks() -> list[str]:
 
 def test_try_it_has_commands_to_run() -> None:
     blocks = try_it_blocks()
-    assert len(blocks) >= 2
-    assert all("127.0.0.1:8000" in block for block in blocks)
+    assert len(blocks) >= 3
+    assert all("parley " in block or "127.0.0.1:8000" in block for block in blocks)
+    assert "python3 -c" not in "".join(blocks)
 
 
-def run_blocks(blocks: list[str], log: Path) -> list[str]:
+def run_blocks(blocks: list[str], log: Path, config: Path = ROOT / "examples" / "operator.yaml") -> list[str]:
     """Each block's output, run in bash against a fresh server with the example configuration; every
     block must succeed and print no problem."""
     outputs = []
-    with serving_manually(ROOT / "examples" / "operator.yaml", log) as url:
+    with serving_manually(config, log) as url:
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+               "PARLEY_URL": url}  # fmt: skip
+        for name in ("PARLEY_TOKEN", "PARLEY_ORG", "PARLEY_PLAYBOOK"):
+            env.pop(name, None)
         for block in blocks:
             script = block.replace("http://127.0.0.1:8000", url)
             done = subprocess.run(
@@ -47,6 +59,7 @@ def run_blocks(blocks: list[str], log: Path) -> list[str]:
                 capture_output=True,
                 text=True,
                 timeout=120,
+                env=env,
             )
             assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
             assert "problems/" not in done.stdout, f"{script}\n{done.stdout}"
@@ -56,10 +69,15 @@ def run_blocks(blocks: list[str], log: Path) -> list[str]:
 
 def test_every_command_of_try_it_works_against_a_fresh_server(tmp_path: Path) -> None:
     outputs = run_blocks(try_it_blocks(), tmp_path / "serve.log")
-    saved, run = outputs[0], outputs[-1]
-    assert "approve-campaign-brief" in saved or "Asks" in saved
-    assert re.search(r'"status":\s*"succeeded"', run), run
-    assert "request_answered" in run and "run_succeeded" in run
+    saved, answered, over_http = outputs
+    assert saved.startswith("Created interaction approve-campaign-brief, version 1.") and "Asks" in saved
+    assert re.search(r"approve-campaign-brief\s+maria\s+The review of your campaign", answered)  # the inbox
+    assert "Status    succeeded" in answered and '"note": "Ship it"' in answered
+    timeline = answered.split("History\n")[1]
+    assert [line.split()[2] for line in timeline.splitlines()] == [
+        "interaction_requested", "request_answered", "run_succeeded"
+    ]  # fmt: skip
+    assert re.search(r'"status":\s*"started"', over_http) and '"answer_schema"' in over_http
 
 
 def workflow_blocks() -> list[str]:
@@ -70,10 +88,10 @@ def test_the_workflow_walk_through_works_after_try_it(tmp_path: Path) -> None:
     """The workflow section's blocks, after Try it's first (which saves ``approve-campaign-brief``)."""
     outputs = run_blocks([try_it_blocks()[0], *workflow_blocks()], tmp_path / "serve.log")
     answered, expired = outputs[1], outputs[2]
-    assert "```mermaid" in answered and '"parent"' in answered
-    assert re.search(r'"status":\s*"succeeded"', answered) and "Ship it" in answered
+    assert "```mermaid" in answered and "\nParent    " in answered
+    assert "Status    succeeded" in answered and "Ship it" in answered
     assert "call_started" in answered and "run_succeeded" in answered
-    assert "No answer within two days" in expired
+    assert "Status    succeeded" in expired and "No answer within two days" in expired
 
 
 def test_the_fork_wait_and_listen_walk_through_works_after_try_it(tmp_path: Path) -> None:
@@ -82,3 +100,32 @@ def test_the_fork_wait_and_listen_walk_through_works_after_try_it(tmp_path: Path
     ended = outputs[-1]
     assert re.search(r'"status":\s*"succeeded"', ended), ended
     assert '"approved": true' in ended.replace('":true', '": true') and '"approvals"' in ended
+
+
+@contextmanager
+def demo_model() -> Iterator[int]:
+    """``parley demo-model`` on a free port, stopped on exit."""
+    port = free_port()
+    command = [sys.executable, "-m", "parley.cli", "demo-model", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_the_reasoning_walk_through_works_with_the_demo_model(tmp_path: Path) -> None:
+    """The reasoning section's block, with the example configuration's gateway ``demo`` pointed at a
+    demo model on a port of the test's own."""
+    blocks = shell_blocks("### A reasoning function, with the demo model", "### ")
+    assert len(blocks) == 1
+    with demo_model() as port:
+        config = tmp_path / "operator.yaml"
+        example = (ROOT / "examples" / "operator.yaml").read_text(encoding="utf-8")
+        assert "http://127.0.0.1:9100/v1" in example
+        config.write_text(example.replace("http://127.0.0.1:9100/v1", f"http://127.0.0.1:{port}/v1"))
+        (output,) = run_blocks(blocks, tmp_path / "serve.log", config)
+    assert output.startswith("Created reasoning review-brief, version 1.")
+    assert "Status    succeeded" in output and '"record"' in output
+    assert '"demo/echo"' in output
