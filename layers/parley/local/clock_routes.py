@@ -1,6 +1,6 @@
 """The manual clock's routes (``http-api.md``, "Local server").
 
-- ``GET /_local/clock`` answers ``{now}``.
+- ``GET /_local/clock`` (and ``HEAD``, as every ``GET`` of the API) answers ``{now}``.
 - ``POST /_local/clock/advance {"seconds": N}`` (N ≥ 0; 0 runs what is already due) moves the clock
   on and answers ``{now}`` once all the work that fell due has run.
 
@@ -52,13 +52,13 @@ def answer_clock_route(
     move the clock)."""
     path = str(event.get("path", "")).rstrip("/")
     method = str(event.get("httpMethod", "")).upper()
-    allowed = "GET" if path == CLOCK_PATH else "POST"
+    allowed = ("GET", "HEAD") if path == CLOCK_PATH else ("POST",)  # a GET also answers HEAD, as the API's
     try:
-        if method != allowed:
+        if method not in allowed:
             raise Problem(
                 "method_not_allowed",
-                f"{path} takes {allowed}, not {method}.",
-                headers={"Allow": allowed},
+                f"{path} takes {' or '.join(allowed)}, not {method}.",
+                headers={"Allow": ", ".join(allowed)},
             )
         if path == CLOCK_PATH:
             return json_result({"now": format_time(clock.now())})
