@@ -76,7 +76,8 @@ def test_a_choice_takes_several_own_words_or_a_skip_where_allowed() -> None:
     single, shown = answered(agent(CHOICE), "1,2", "1")
     assert single == {"selected": ["north"]} and "Choose one." in shown
     custom = {**CHOICE, "allow_custom": True}
-    assert answered(agent(custom), "The east one")[0] == {"selected": [], "custom": "The east one"}
+    answer, shown = answered(agent(custom), "5", "The east one")
+    assert answer == {"selected": [], "custom": "The east one"} and "from 1 to 2" in shown
     skip = {**CHOICE, "allow_skip": True, "skip_label": "No preference"}
     answer, shown = answered(agent(skip), "s")
     assert answer == {"selected": [], "skipped": True} and "No preference" in shown

@@ -6,6 +6,7 @@ entry point."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +59,10 @@ def test_a_document_with_problems_is_printed_with_each_line_and_pointer(parley: 
     assert "Invalid input (422 invalid_input)" in saved.err
     assert f"{bad}:4: /expires: PT30S (30 seconds) is outside" in saved.err
     assert f"{bad}:5: /model: 'model' is not a field of interaction functions" in saved.err
+    as_json = parley("save", str(bad), "--type", "interaction", "--json")
+    problem = json.loads(as_json.out)  # for scripts, the problem document itself
+    assert as_json.code == 1 and problem["reason"] == "invalid_input"
+    assert [entry["pointer"] for entry in problem["errors"]] == ["/source", "/source"]
 
 
 def test_a_file_that_cannot_be_read_or_told_is_a_usage_error(parley: Cli, tmp_path: Path) -> None:
@@ -173,6 +178,28 @@ def test_run_wait_gives_up_after_its_timeout_and_the_run_goes_on(parley: Cli) ->
     assert gave_up.code == 5
     assert "still started" in gave_up.err and "parley show" in gave_up.err
     assert parley("runs", "--status", "started", "-q").out.strip()
+
+
+def test_ctrl_c_stops_the_waiting_and_not_the_run(parley: Cli) -> None:
+    parley("save", BRIEF, "-q")
+    waiting = subprocess.Popen(
+        [PARLEY, "run", "approve-campaign-brief", "--input", INPUT, "--wait", "--interval", "0.1"],
+        env=parley.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert waiting.stdout is not None
+        assert ", started." in waiting.stdout.readline()
+        assert "interaction_requested" in waiting.stdout.readline()
+        waiting.send_signal(signal.SIGINT)
+        _, err = waiting.communicate(timeout=60)
+    finally:
+        waiting.kill()
+    assert waiting.returncode == 130
+    assert "Stopped waiting; the run goes on: parley show " in err and "Traceback" not in err
+    assert len(parley("runs", "--status", "started", "-q").out.split()) == 1
 
 
 def _first_open_request(parley: Cli) -> str:

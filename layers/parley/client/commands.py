@@ -44,6 +44,8 @@ def run_command(args: argparse.Namespace) -> int:
         with Connection(settings) as connection:
             return command(args, connection)
     except ServerProblem as problem:
+        if args.json:
+            printing.dump_json(problem.problem)
         printing.print_problem(problem.problem, problem.status)
         _hint(problem, settings)
         return PROBLEM

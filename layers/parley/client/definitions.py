@@ -35,6 +35,8 @@ def save(args: argparse.Namespace, connection: Connection) -> int:
             saved = connection.put(f"/definitions/{kind}/{name}", {"source": source})
             verb = "Updated" if saved.get("version") != before.get("version") else "Unchanged"
     except ServerProblem as problem:
+        if args.json:
+            printing.dump_json(problem.problem)
         printing.print_problem(problem.problem, problem.status, source=args.file)
         return PROBLEM
     if args.json:
@@ -127,6 +129,8 @@ def _refused(connection: Connection, run_id: str, problem: ServerProblem, args: 
     except ServerProblem:
         recorded = None
     if recorded is None or recorded.get("status") not in ("rejected", "failed"):
+        if args.json:
+            printing.dump_json(problem.problem)
         printing.print_problem(problem.problem, problem.status)
         return PROBLEM
     if args.quiet and not args.json:
@@ -143,7 +147,7 @@ def _tell_end(run: dict[str, Any]) -> None:
     status = run.get("status")
     run_id = run.get("run_id")
     if status == "succeeded":
-        printing.out(f"Succeeded. Output:\n{printing.indented(_pretty(run.get('output')))}")
+        printing.out(f"Succeeded. Output:\n{printing.indented(printing.output_text(run.get('output')))}")
     elif status in ("rejected", "failed"):
         printing.out(f"It ended {status}:")
         for line in printing.rejection_lines(run.get("rejection") or {}):
@@ -155,9 +159,3 @@ def _tell_end(run: dict[str, Any]) -> None:
                 f"It waits for {waiting.get('for')} until {printing.when(waiting.get('expires_at'))}."
             )
         printing.out(f"Follow it: parley events {run_id} --follow (its requests: parley inbox)")
-
-
-def _pretty(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, indent=2)

@@ -76,6 +76,34 @@ def indented(text: str, by: str = "  ") -> str:
     return "\n".join(by + line if line else line for line in text.splitlines())
 
 
+def output_text(output: Any) -> str:
+    """A run's output for people: text as it is, anything else as indented JSON."""
+    if isinstance(output, str):
+        return output
+    return json.dumps(output, ensure_ascii=False, indent=2)
+
+
+def record_summary(record: Any) -> str:
+    """A reasoning run's record in a line (``reasoning-format.md``, "What a run records"): the model as
+    requested and as it answered, why it stopped, the tokens and the time; other records by their keys."""
+    if not isinstance(record, Mapping):
+        return "kept with the run"
+    parts: list[str] = []
+    model = record.get("model")
+    if isinstance(model, Mapping):
+        answered = model.get("answered")
+        named = str(model.get("requested"))
+        parts.append(named + (f" (answered as {answered})" if answered and answered != named else ""))
+    if record.get("finish_reason"):
+        parts.append(f"finished: {record['finish_reason']}")
+    usage = record.get("usage")
+    if isinstance(usage, Mapping) and usage.get("total") is not None:
+        parts.append(f"{usage['total']:,} tokens")
+    if record.get("duration_ms") is not None:
+        parts.append(f"{record['duration_ms']:,} ms")
+    return ", ".join(parts) if parts else "kept with the run: " + ", ".join(str(key) for key in record)
+
+
 # --- problems ----------------------------------------------------------------------------------------
 
 

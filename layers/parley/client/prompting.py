@@ -155,7 +155,7 @@ def _choice(question: Mapping[str, Any], prompter: Prompter, required: bool) -> 
             return {"selected": [], "skipped": True}
         picked = _numbers(typed, len(options))
         if picked is None:
-            if custom:
+            if custom and not re.fullmatch(r"[\d,\s]+", typed):
                 return {"selected": [], "custom": typed}
             raise ValueError(f"Type {hints[0]} from 1 to {len(options)}.")
         if len(picked) > 1 and not multiple:

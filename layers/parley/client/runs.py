@@ -10,7 +10,6 @@ history, one event a line, as JSON Lines with ``--json`` (so that ``--follow`` s
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from parley.client import printing
@@ -82,13 +81,15 @@ def show(args: argparse.Namespace, connection: Connection) -> int:
     )
     if "output" in run:
         printing.out("Output")
-        printing.out(printing.indented(json.dumps(run["output"], ensure_ascii=False, indent=2)))
+        printing.out(printing.indented(printing.output_text(run["output"])))
     if isinstance(run.get("rejection"), dict):
         printing.out("Rejection")
         for line in printing.rejection_lines(run["rejection"]):
             printing.out("  " + line)
     if run.get("record") is not None:
-        printing.out("Record   kept with the run (parley show --json shows it)")
+        printing.out(
+            f"Record\n  {printing.record_summary(run['record'])} (parley show --json shows it whole)"
+        )
     printing.out("History")
     for event in history(connection, args.run_id):
         printing.out("  " + printing.event_line(event))
