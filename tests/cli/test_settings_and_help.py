@@ -116,3 +116,15 @@ def test_a_playbook_the_token_cannot_read_is_named(parley: Cli) -> None:
     missing = parley("inbox", "--playbook", "elsewhere")
     assert missing.code == 1 and "(404 not_found)" in missing.err
     assert "the playbook elsewhere: --org, --playbook" in missing.err
+
+
+def test_the_page_of_the_command_line_names_every_command_and_exit_code() -> None:
+    from parley.client import exits
+    from parley.client.parser import COMMANDS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    for command in COMMANDS:
+        assert f"### `parley {command}" in page, command
+    for code in (exits.OK, exits.PROBLEM, exits.USAGE, exits.UNREACHABLE, exits.RUN_ENDED_BADLY,
+                 exits.STILL_RUNNING, exits.INTERRUPTED):  # fmt: skip
+        assert f"| `{code}` |" in page and f"  {code}".ljust(7) in exits.DESCRIPTION, code
