@@ -389,7 +389,7 @@ def _called_tool(body: bytes) -> str:
 #: How to run a demo on another port, said when its port is in use.
 PORT_HINT: Final = (
     "pass --port (0 picks a free one), and use that port in the operator configuration's url or base_url "
-    "(examples/operator.yaml) and in reply --url"
+    "(examples/operator.yaml) and in reply --port"
 )
 
 
