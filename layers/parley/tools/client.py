@@ -160,16 +160,18 @@ class _Seen:
 
     async def on_request(self, request: httpx2.Request) -> None:
         content = request.content
-        if b'"tools/list"' in content:
-            self.listed = True
-        if b'"tools/call"' in content:
+        if b'"tools/' not in content:
+            return
+        try:
+            message = json.loads(content)
+        except ValueError:
+            return
+        method = message.get("method") if isinstance(message, dict) else None
+        if method == "tools/call":
             self.called = True
-            try:
-                message = json.loads(content)
-            except ValueError:
-                return
-            if isinstance(message, dict) and message.get("method") == "tools/call":
-                self.jsonrpc_id = message.get("id")
+            self.jsonrpc_id = message.get("id")
+        elif method == "tools/list":
+            self.listed = True
 
     async def on_response(self, response: httpx2.Response) -> None:
         self.status = response.status_code

@@ -338,3 +338,12 @@ def test_a_tool_missing_from_a_stored_listing_is_looked_for_afresh(client: McpTo
         assert server.recorder.methods == ["tools/list", "tools/call"]
         with pytest.raises(ToolNotOffered):
             read(client, server, "never_listed")
+
+
+def test_an_argument_that_names_a_method_is_not_taken_for_it(client: McpToolClient) -> None:
+    with chat_server(ttl_ms=60_000) as server:
+        read(client, server, "post_message")
+        server.mcp.remove_tool("post_message")
+        with reusing_listings(), pytest.raises(ToolNotOffered) as raised:
+            client.call_tool(server.address, "post_message", {"channel": "C1", "text": "tools/list"})
+    assert raised.value.because == "tool_not_listed"
