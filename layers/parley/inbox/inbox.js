@@ -5,7 +5,15 @@
  * markdown-it's output for a message, rendered with raw HTML off (so a <script> in a message is text), and
  * the page's Content-Security-Policy runs no script but this origin's files anyway.
  *
- * Every URL is relative to the page (…/inbox), so the page works under an API Gateway stage (/dev/inbox). */
+ * Every URL is relative to the page (…/inbox), so the page works under an API Gateway stage (/dev/inbox).
+ *
+ * What it reads, with the person's token only: GET v1/me (the grants), list_interactions (the requests),
+ * get_definition once per function (its description titles the card), list_playbook_events with
+ * run_id and type=activity_updated, limit 1 (an agent run's latest progress) and get_run (why a request
+ * left); it sends answer_interaction. A request that arrives after the first listing is marked New and
+ * counted in the tab's title until the person moves into it; an answer is checked before it is sent
+ * (see "forms"), and the answered card says the decision in words (see "the decision, in words"), then
+ * leaves. */
 "use strict";
 
 (() => {
@@ -412,7 +420,7 @@
           el("span", { class: "progress-label" }, "Latest progress: "),
           event.data.message,
           " ",
-          el("span", { class: "progress-when" }, "(", timeElement(event.at, true), ")")
+          el("time", { class: "progress-when", datetime: event.at, title: dateFormat.format(Date.parse(event.at)) }, relative(event.at, true))
         );
       })
     );
@@ -421,8 +429,11 @@
   function startRefreshing() {
     stopRefreshing();
     const seconds = Math.max(2, Number(state.config.refresh_seconds) || 5);
+    // A hidden tab lists less often (every third time), still enough for its title to tell of new requests.
+    let ticks = 0;
     state.timer = setInterval(() => {
-      if (!document.hidden) refresh();
+      ticks += 1;
+      if (!document.hidden || ticks % 3 === 0) refresh();
     }, seconds * 1000);
   }
 
@@ -514,35 +525,44 @@
     updateCount();
   }
 
+  /* A card whose request left the list (answered elsewhere, expired, cancelled, or a notification
+   * delivered) says so; it stays, with what was typed, until dismissed, except a notification, which has
+   * nothing to keep and leaves after a moment. */
   async function markGone(card) {
     card.gone = true;
     card.li.classList.add("is-gone");
     card.setEnabled(false);
+    updateCount();
     const item = card.entry.item;
-    let words = "It was answered elsewhere.";
+    const notification = card.kind === "notification";
+    let words = notification ? "It left the inbox." : "It was answered elsewhere.";
     if (Date.parse(item.expires_at) <= Date.now()) {
       words = "It expired.";
     } else {
       const reply = await call("GET", `${playbookPath(card.entry.org, card.entry.playbook)}/runs/${enc(item.run_id)}`);
-      const rejection = reply.ok && reply.body.rejection;
+      const run = reply.ok ? reply.body : {};
+      const rejection = run.rejection;
       if (rejection && rejection.reason === "cancelled") words = "Its run was cancelled.";
       else if (rejection && rejection.reason === "unanswered") words = "It expired.";
+      else if (notification && run.status === "succeeded") words = "It was delivered.";
+      else if (notification && rejection) words = "It could not be delivered.";
     }
-    const notice = el(
-      "p",
-      { class: "gone", role: "status" },
-      `No longer waiting: ${words} `,
-      el("button", { type: "button", class: "dismiss" }, "Dismiss")
-    );
-    notice.querySelector("button").addEventListener("click", () => {
-      const next = card.li.nextElementSibling || card.li.previousElementSibling;
-      removeCard(card);
-      focusCard(next);
-    });
+    const notice = el("p", { class: "gone", role: "status" }, `No longer waiting: ${words} `);
+    if (notification) {
+      setTimeout(() => leave(card), LEAVE_MS);
+    } else {
+      const dismiss = el("button", { type: "button", class: "dismiss" }, "Dismiss");
+      dismiss.addEventListener("click", () => {
+        const next = card.li.nextElementSibling || card.li.previousElementSibling;
+        removeCard(card);
+        focusCard(next);
+      });
+      notice.append(dismiss);
+    }
     card.article.append(notice);
     announce(`${card.title}: no longer waiting. ${words}`);
-    updateCount();
   }
+
 
   function focusCard(li) {
     if (!li) {
@@ -674,7 +694,7 @@
     date: { type: "date", words: "A date, such as 2026-03-03", missing: "Choose a date" },
     "date-time": { type: "datetime-local", words: "A date and time", missing: "Choose a date and time" },
     email: { type: "email", words: "An email address, such as maria@example.com", autocomplete: "email" },
-    uri: { type: "url", words: "A web address, such as https://example.com", autocomplete: "url" },
+    uri: { type: "url", words: "A full web address, with its https: at the start", autocomplete: "url" },
   };
 
   /* datetime-local gives "2026-03-03T10:00" in the device's time zone; the answer is RFC 3339 in UTC. */
@@ -688,6 +708,33 @@
     if (Number.isNaN(at.getTime())) return "";
     const pad = (n) => String(n).padStart(2, "0");
     return `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`;
+  }
+
+  /* The server's words for what its checks refused (the answer schema's validator, in
+   * parley.documents.json_schema), said as the page says its own: "Expected at least 1000" → "At least
+   * 1,000", "Expected at least 1 properties" → "Fill in at least one field", a blank text refused by its
+   * "\S" pattern → "Write something, not only spaces". Anything else is shown as the server wrote it. */
+  function inWords(detail) {
+    const text = String(detail);
+    const number = (value) => (Number.isFinite(Number(value)) ? fmt(Number(value)) : value);
+    let found = text.match(/^Expected (at least|at most) (\d+) properties$/);
+    if (found) {
+      const count = Number(found[2]);
+      return `Fill in ${found[1]} ${count === 1 ? "one field" : `${fmt(count)} fields`}`;
+    }
+    found = text.match(/^Expected (at least|at most) (\d+) (characters|items)$/);
+    if (found) {
+      const what = found[3] === "items" ? "choices" : "characters";
+      return `${found[1] === "at least" ? "At least" : "At most"} ${fmt(Number(found[2]))} ${what}`;
+    }
+    found = text.match(/^Expected (at least|at most|more than|less than|a multiple of) (-?[\d.eE+-]+)$/);
+    if (found) return `${found[1][0].toUpperCase()}${found[1].slice(1)} ${number(found[2])}`;
+    found = text.match(/^Expected one of (.+)$/);
+    if (found) return `Choose one of ${found[1]}`;
+    if (/^Missing required property /.test(text)) return "This is needed";
+    if (text === "Expected items that are all different") return "Choose each one once";
+    if (/ does not match '\\{1,2}S'$/.test(text)) return "Write something, not only spaces";
+    return text;
   }
 
   /* Where a problem's pointer is shown: each field registers its pointer; an error goes to the field with
@@ -752,13 +799,12 @@
       for (const error of errors || []) {
         const slot = typeof error.pointer === "string" ? this.find(error.pointer, error.detail) : null;
         if (!slot) {
-          general.push(error.detail);
+          general.push(inWords(error.detail));
           continue;
         }
+        const words = inWords(error.detail);
         slot.message.hidden = false;
-        slot.message.textContent = slot.message.textContent
-          ? `${slot.message.textContent}\n${error.detail}`
-          : String(error.detail);
+        slot.message.textContent = slot.message.textContent ? `${slot.message.textContent}\n${words}` : words;
         slot.control.setAttribute("aria-invalid", "true");
         describe(slot.control, slot.message.id);
         shown.push(slot);
