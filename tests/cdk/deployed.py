@@ -39,14 +39,14 @@ import urllib.request
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from function_process import FunctionProcess
 from iam_check import IamRequest, iam_requests
 from stack_names import ACCOUNT, REGION, StackNames
 
-from function_process import FunctionProcess
 from parley.infrastructure.functions import FUNCTIONS, RUN_WAIT_SECONDS_VARIABLE
 
 ROOT: Final = Path(__file__).resolve().parents[2]
@@ -98,7 +98,14 @@ def moto_server(log: Path) -> Iterator[str]:
     port = free_port()
     with log.open("w", encoding="utf-8") as out:
         process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).with_name("moto_launcher.py")), "-H", "127.0.0.1", "-p", str(port)],
+            [
+                sys.executable,
+                str(Path(__file__).with_name("moto_launcher.py")),
+                "-H",
+                "127.0.0.1",
+                "-p",
+                str(port),
+            ],
             stdout=out,
             stderr=out,
         )
@@ -190,6 +197,8 @@ class Deployment:
         self.calls: list[Call] = []
         self.service_calls: list[ServiceCall] = []
         self.failures: list[str] = []
+        #: Every function invoked, in order (the authorizer makes no AWS call: it shows here only).
+        self.invoked: list[str] = []
         self.clock_offset = 0.0
         self.tokens: dict[str, str] = {}
         self.schedules: dict[str, Mapping[str, Any]] = {}
@@ -345,6 +354,7 @@ class Deployment:
     def invoke(self, name: str, event: Any, *, settle: bool = True) -> Any:
         """Run function ``name`` on ``event``, then whatever AWS does because of its calls (unless
         ``settle`` is false); the function's result (its error raises :class:`FunctionFailed`)."""
+        self.invoked.append(name)
         answer = self.process(name).invoke(event, clock_offset=self.clock_offset)
         calls = [Call(name, c["service"], c["operation"], c["params"]) for c in answer["calls"]]
         self.calls.extend(calls)
@@ -380,7 +390,9 @@ class Deployment:
         if call.service == "lambda" and call.operation == "Invoke":
             target = self.function_of_arn(params["FunctionName"])
             if target is None:
-                self.failures.append(f"{call.function} invoked {params['FunctionName']}, no function of the stack")
+                self.failures.append(
+                    f"{call.function} invoked {params['FunctionName']}, no function of the stack"
+                )
                 return
             if params.get("InvocationType") != "Event":
                 raise NotImplementedError(f"{call}: only asynchronous invocations are delivered")
@@ -394,7 +406,10 @@ class Deployment:
         elif call.service == "stepfunctions" and call.operation in ("SendTaskSuccess", "SendTaskFailure"):
             token = params["taskToken"]
             self._pending.append(lambda: self._task_answered(token, call.operation, params))
-        elif call.service == "stepfunctions" and call.operation in ("CreateStateMachine", "UpdateStateMachine"):
+        elif call.service == "stepfunctions" and call.operation in (
+            "CreateStateMachine",
+            "UpdateStateMachine",
+        ):
             self._pending.append(lambda: self._workflow_created(params))
         elif call.service == "scheduler" and call.operation == "CreateSchedule":
             self.schedules[f"{params.get('GroupName', 'default')}/{params['Name']}"] = params
@@ -406,7 +421,8 @@ class Deployment:
     def _run_machines(self) -> dict[str, str]:
         """The stack's own state machines: ARN → logical id."""
         return {
-            self.names.get_att(lid, "Arn"): lid for lid in self.names.of_type("AWS::StepFunctions::StateMachine")
+            self.names.get_att(lid, "Arn"): lid
+            for lid in self.names.of_type("AWS::StepFunctions::StateMachine")
         }
 
     def _machine_role(self, logical_id: str) -> str:
@@ -416,7 +432,9 @@ class Deployment:
 
     def _invoke_as(self, principal: str, function_arn: str, event: Any, why: str, *, now: bool) -> Any:
         """An invocation AWS makes as role ``principal`` (a logical id)."""
-        self.service_calls.append(ServiceCall(principal, IamRequest("lambda:InvokeFunction", function_arn), why))
+        self.service_calls.append(
+            ServiceCall(principal, IamRequest("lambda:InvokeFunction", function_arn), why)
+        )
         target = self.function_of_arn(function_arn)
         if target is None:
             self.failures.append(f"{why}: {function_arn} is no function of the stack")
@@ -491,7 +509,11 @@ class Deployment:
             arn = params["stateMachineArn"]
         role_arn = params["roleArn"]
         principal = next(
-            (lid for lid in self.names.of_type("AWS::IAM::Role") if self.names.get_att(lid, "Arn") == role_arn),
+            (
+                lid
+                for lid in self.names.of_type("AWS::IAM::Role")
+                if self.names.get_att(lid, "Arn") == role_arn
+            ),
             None,
         )
         if principal is None:
@@ -532,7 +554,9 @@ class Deployment:
         for key, params in batch.items():
             target = params["Target"]
             role = self._role_of_arn(target["RoleArn"])
-            self._invoke_as(role, target["Arn"], json.loads(target.get("Input") or "{}"), f"schedule {key}", now=False)
+            self._invoke_as(
+                role, target["Arn"], json.loads(target.get("Input") or "{}"), f"schedule {key}", now=False
+            )
             fired += 1
             self.settle()
         return fired

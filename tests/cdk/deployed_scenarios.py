@@ -50,6 +50,11 @@ API_EVENTS: Final = (
 )
 
 CHAT: Final = (ROOT / "examples" / "definitions" / "approve-draft-in-chat.md").read_text(encoding="utf-8")
+CHAT_CALL: Final = """---
+call: { server: chat, tool: post_message, with: { channel: C1, text: hi } }
+output: { schema: { type: object } }
+---
+"""
 LARGE_CALL: Final = """---
 call: { server: tools, tool: repeat, with: { text: 'x', times: '{{ input.times }}' } }
 output: { schema: { type: string } }
@@ -62,6 +67,7 @@ Summarize: {{ input.text }}
 """
 AGENT: Final = """---
 model: internal/llama
+tools: [chat/post_message]
 ask: { to: '{{ input.owner }}', expires: P3D }
 ---
 Do this: {{ input.task }}
@@ -89,6 +95,22 @@ do:
 def rid(name: str) -> str:
     """The run id of the scenarios' run ``name`` (a run id is a UUID)."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"parley-deployed/{name}"))
+
+
+WORKFLOW_AT_ONCE: Final = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: calls-at-once, version: '1.0.0' }
+do:
+  - big:
+      call: run_definition
+      with: { type: interaction, name: repeat-large, input: { times: 70000 } }
+"""
+WORKFLOW_CALLS_WORKFLOW: Final = """\
+document: { dsl: '1.0.3', namespace: campaigns, name: calls-workflow, version: '1.0.0' }
+do:
+  - inner:
+      call: run_definition
+      with: { type: workflow, name: calls-at-once, input: {} }
+"""
 
 
 def operator_config(chat_url: str, tools_url: str, gateway_url: str) -> str:
@@ -167,7 +189,9 @@ class Player:
         return status
 
     def save(self, definition_type: str, name: str, source: str) -> None:
-        self.api("POST", f"{BASE}/definitions/{definition_type}", {"name": name, "source": source}, expect=201)
+        self.api(
+            "POST", f"{BASE}/definitions/{definition_type}", {"name": name, "source": source}, expect=201
+        )
 
     def step(self, name: str, scenario: Callable[[], None]) -> None:
         scenario()
@@ -204,10 +228,29 @@ class Player:
         assert self.status(rid("settled")) == "started"
         self.d.time_out_wait(rid("settled"))
         assert self.status(rid("settled")) == "rejected"
+        # Answered before its execution's wait keeps the token: the wait function ends the wait itself.
+        self.d.invoke(
+            "api",
+            api_event(
+                "POST",
+                f"{BASE}/definitions/interaction/approve-campaign-brief/run",
+                {"input": owner, "run_id": rid("raced")},
+            ),
+            settle=False,
+        )
+        self.d.invoke(
+            "api",
+            api_event("POST", f"{BASE}/runs/{rid('raced')}/answer", {"answer": {"verdict": "approve"}}),
+            settle=False,
+        )
+        self.d.settle()
+        assert self.status(rid("raced")) == "succeeded"
 
     def delivered_and_read(self) -> None:
         self.save("interaction", "approve-draft-in-chat", CHAT)
-        self.run("interaction", "approve-draft-in-chat", rid("chat"), {"owner": "maria", "draft": "Spring sale"})
+        self.run(
+            "interaction", "approve-draft-in-chat", rid("chat"), {"owner": "maria", "draft": "Spring sale"}
+        )
         history = self.api("GET", f"{BASE}/runs/{rid('chat')}/history")["events"]
         sent = [e for e in history if e["type"] == "delivery_succeeded"]
         assert sent, history
@@ -221,6 +264,8 @@ class Player:
         assert self.status(rid("chat")) == "succeeded"
 
     def large_call(self) -> None:
+        self.save("interaction", "chat-call", CHAT_CALL)
+        assert self.run("interaction", "chat-call", rid("chat-call"), {})["status"] == "succeeded"
         self.save("interaction", "repeat-large", LARGE_CALL)
         reply = self.run("interaction", "repeat-large", rid("large"), {"times": 70_000})
         assert reply["status"] == "succeeded", reply
@@ -233,15 +278,23 @@ class Player:
         self.fake.script(CHAT_COMPLETIONS, Scripted(body=openai_text("Short.")))
         self.run("reasoning", "summarize", rid("reason"), {"text": "A long text."})
         assert self.status(rid("reason")) == "succeeded"
-        assert self.fake.requests_to("/v1/chat/completions")[-1].headers["authorization"] == f"Bearer {GATEWAY_KEY}"
+        assert (
+            self.fake.requests_to("/v1/chat/completions")[-1].headers["authorization"]
+            == f"Bearer {GATEWAY_KEY}"
+        )
         self.api("GET", "/v1/orgs/acme/models")
+        # An output past 64 KiB is kept in the content bucket, and read back from it.
+        self.fake.script(CHAT_COMPLETIONS, Scripted(body=openai_text("y" * 70_000)))
+        self.run("reasoning", "summarize", rid("reason-large"), {"text": "Say a lot."})
+        assert len(self.api("GET", f"{BASE}/runs/{rid('reason-large')}")["output"]) == 70_000
 
     def agent(self) -> None:
         from fake_providers import CHAT_COMPLETIONS, Scripted, openai_text, openai_tool_call
 
         self.save("reasoning", "agent", AGENT)
         asks = Scripted(body=openai_tool_call("request_input", {"kind": "text", "prompt": "Which channel?"}))
-        self.fake.script(CHAT_COMPLETIONS, asks, Scripted(body=openai_text("Posted to C1.")))
+        posts = Scripted(body=openai_tool_call("chat__post_message", {"channel": "C1", "text": "hi"}))
+        self.fake.script(CHAT_COMPLETIONS, asks, posts, Scripted(body=openai_text("Posted to C1.")))
         self.run("reasoning", "agent", rid("agent"), {"owner": "maria", "task": "post hi"})
         assert self.status(rid("agent")) == "started"
         self.api("POST", f"{BASE}/runs/{rid('agent')}/answer", {"answer": "C1"})
@@ -263,7 +316,8 @@ class Player:
         assert runs, "the workflow's schedule started no run"
         asking = runs[0]["run_id"]
         children = [
-            r for r in self.api("GET", f"{BASE}/runs?name=approve-campaign-brief&limit=100")["runs"]
+            r
+            for r in self.api("GET", f"{BASE}/runs?name=approve-campaign-brief&limit=100")["runs"]
             if r["status"] == "started"
         ]
         assert children, "the workflow called no function"
@@ -275,11 +329,26 @@ class Player:
         self.save("workflow", "summarizes", WORKFLOW_REASONS)
         self.run("workflow", "summarizes", rid("workflow"), {"text": "Long."})
         assert self.status(rid("workflow")) == "succeeded"
+        # A workflow calling a function that ends at once, and a workflow calling that workflow.
+        self.save("workflow", "calls-at-once", WORKFLOW_AT_ONCE)
+        self.save("workflow", "calls-workflow", WORKFLOW_CALLS_WORKFLOW)
+        self.run("workflow", "calls-workflow", rid("workflow-nested"), {})
+        assert self.status(rid("workflow-nested")) == "succeeded"
         # A workflow run cancelled while it waits.
-        self.save("workflow", "waits", WORKFLOW.replace("name: asking", "name: waits").replace("schedule: { every: PT1H }\n", ""))
+        self.save(
+            "workflow",
+            "waits",
+            WORKFLOW.replace("name: asking", "name: waits").replace("schedule: { every: PT1H }\n", ""),
+        )
         self.run("workflow", "waits", rid("workflow-cancelled"), {"schedule": {"due": "now"}})
         self.api("POST", f"{BASE}/runs/{rid('workflow-cancelled')}/cancel", {"reason": "No longer needed."})
         self.api("GET", f"{BASE}/runs/{rid('workflow-cancelled')}/history")
+        # A workflow whose called run expires: the timer's expiry answers the workflow's call.
+        self.run("workflow", "waits", rid("workflow-expired"), {"schedule": {"due": "now"}})
+        self.d.fire_schedules(advance=3 * DAY)
+        assert self.status(rid("workflow-expired")) in ("failed", "rejected"), self.status(
+            rid("workflow-expired")
+        )
 
     def mcp(self) -> None:
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -290,14 +359,30 @@ class Player:
             shaped["multiValueHeaders"].update({k: [v] for k, v in headers.items()})
             return self.http("mcp", shaped)
 
-        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        init = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
         post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
         tools = post({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
         assert tools["result"]["tools"]
-        arguments = {"org": "acme", "playbook": "campaigns", "name": "approve-campaign-brief", "type": "interaction",
-                     "input": {"owner": "maria@example.com", "review": "Via MCP."}, "run_id": rid("mcp")}
-        called = post({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                       "params": {"name": "run_definition", "arguments": arguments}})
+        arguments = {
+            "org": "acme",
+            "playbook": "campaigns",
+            "name": "approve-campaign-brief",
+            "type": "interaction",
+            "input": {"owner": "maria@example.com", "review": "Via MCP."},
+            "run_id": rid("mcp"),
+        }
+        called = post(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "run_definition", "arguments": arguments},
+            }
+        )
         assert not called["result"].get("isError"), called
         self.api("POST", f"{BASE}/runs/{rid('mcp')}/answer", {"answer": {"verdict": "approve"}})
 

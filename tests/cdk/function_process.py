@@ -84,7 +84,7 @@ def _child(answer_fd: int) -> None:  # pragma: no cover - runs in the child proc
     eventbridge.EventBridgeScheduler.__init__ = init_with_clock  # type: ignore[method-assign]
 
     sys.path.insert(0, os.getcwd())
-    import handler
+    import handler  # type: ignore[import-not-found]
 
     class Context:
         def __init__(self, name: str) -> None:
@@ -107,7 +107,9 @@ def _child(answer_fd: int) -> None:  # pragma: no cover - runs in the child proc
             calls.clear()
         answer: dict[str, Any]
         try:
-            result = handler.handler(message["event"], Context(os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "")))
+            result = handler.handler(
+                message["event"], Context(os.environ.get("AWS_LAMBDA_FUNCTION_NAME", ""))
+            )
             answer = {"ok": True, "result": _plain(result)}
         except Exception as exc:  # the function failed: Lambda reports the error
             import traceback
@@ -133,17 +135,17 @@ class FunctionProcess:
 
     def _start(self) -> None:
         read_fd, write_fd = os.pipe()
-        log = self.log_path.open("a", encoding="utf-8")
-        self._process = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), str(write_fd)],
-            cwd=str(ROOT / "functions" / self.name),
-            env=self.environment,
-            stdin=subprocess.PIPE,
-            stdout=log,
-            stderr=log,
-            text=True,
-            pass_fds=(write_fd,),
-        )
+        with self.log_path.open("a", encoding="utf-8") as log:  # the child keeps its own descriptor
+            self._process = subprocess.Popen(
+                [sys.executable, str(Path(__file__).resolve()), str(write_fd)],
+                cwd=str(ROOT / "functions" / self.name),
+                env=self.environment,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=log,
+                text=True,
+                pass_fds=(write_fd,),
+            )
         os.close(write_fd)
         self._answers = os.fdopen(read_fd, "r", encoding="utf-8")
 

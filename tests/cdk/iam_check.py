@@ -156,7 +156,11 @@ def iam_requests(
         if operation in ("BatchGetItem", "BatchWriteItem"):
             return [IamRequest(f"dynamodb:{operation}", _table(name)) for name in params["RequestItems"]]
     if service == "s3" and operation in _S3_OBJECT:
-        return [IamRequest(f"s3:{_S3_OBJECT[operation]}", f"arn:{PARTITION}:s3:::{params['Bucket']}/{params['Key']}")]
+        return [
+            IamRequest(
+                f"s3:{_S3_OBJECT[operation]}", f"arn:{PARTITION}:s3:::{params['Bucket']}/{params['Key']}"
+            )
+        ]
     if service == "sqs":
         if operation in _SQS_QUEUE:
             return [IamRequest(f"sqs:{_SQS_QUEUE[operation]}", _queue(params["QueueUrl"]))]

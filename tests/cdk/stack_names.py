@@ -136,7 +136,9 @@ class StackNames:
             return name
         if kind == "AWS::ApiGateway::RestApi" and attribute == "RootResourceId":
             return f"{name}-root"
-        raise KeyError(f"Fn::GetAtt {logical_id}.{attribute} ({kind}) is not resolved by tests/cdk/stack_names.py")
+        raise KeyError(
+            f"Fn::GetAtt {logical_id}.{attribute} ({kind}) is not resolved by tests/cdk/stack_names.py"
+        )
 
     # -- intrinsics ------------------------------------------------------------------------------------
 
