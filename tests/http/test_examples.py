@@ -195,3 +195,22 @@ def test_the_review_brief_example(http: httpx.Client) -> None:
     ended = run(http, "review-brief", given)
 
     assert "Launch in May" in output_text(ended)
+
+
+def test_a_tool_named_without_its_arguments_is_answered_in_words(http: httpx.Client, demo: Demo) -> None:
+    """The demo model does not invent what a tool requires: the run ends with words that say how to
+    write the call, and no tool is called."""
+    source = (EXAMPLES / "summarize-thread.md").read_text(encoding="utf-8")
+    vague = source.split("Read the thread with", 1)[0] + "Read the thread with thread_replies.\n"
+    saved = http.post("/definitions/reasoning", json={"name": "vague-thread", "source": vague})
+    assert saved.status_code == 201, saved.text
+
+    ended = http.post(
+        "/definitions/reasoning/vague-thread/run", json={"input": {"channel": "team", "ts": "1.0"}}
+    )
+
+    assert ended.status_code == 200, ended.text
+    said = output_text(ended.json())
+    assert said.startswith("I cannot tell what thread_replies needs: it requires channel, ts"), said
+    kinds = [event["type"] for event in events(http, ended.json()["run_id"])]
+    assert "tool_call_started" not in kinds

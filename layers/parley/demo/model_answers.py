@@ -8,9 +8,10 @@ The answer is decided, in order:
    ``chat__post_message`` as the runtime names tools: ``server__tool``), in the order the message names
    them, is called once, one call a step; a JSON object right after the name (``call post_message
    {"channel": "maria", "text": "hi"}``) is taken as the arguments. A tool named without one is called
-   with ``{}`` when its schema requires nothing; when it requires arguments, the demo model cannot tell
-   them and says so in words instead (:func:`unclear_call`), naming what the tool requires and how to
-   write it — it never makes arguments up (issue 29);
+   with ``{}`` when its schema requires nothing; when the object written (or none) lacks an argument
+   the schema requires, the demo model cannot tell it and says so in words instead
+   (:func:`unclear_call`), naming what the tool requires and how to write it — it never makes arguments
+   up (issue 29);
 3. when JSON is asked for, a value made to match the schema (or, with no schema, ``{"answer": …}``);
 4. after tool results, text that quotes them;
 5. else text that restates the message, with the first line of the instructions.
@@ -179,18 +180,19 @@ def _tool_call(conversation: Conversation) -> ToolCall | None:
     if chosen is None:
         return None
     given = dict(named).get(chosen)
-    if given is None and choice != chosen and choice != "required":
-        if _required(tools[chosen].schema):
+    if choice != chosen and choice != "required":
+        if _missing(tools[chosen].schema, given):
             return None  # the answer says, in words, what the call needs (unclear_call)
-        given = {}
+        given = given if given is not None else {}
     arguments = given if given is not None else _arguments(tools[chosen].schema)
     digest = _digest(chosen, arguments, len(conversation.called))
     return ToolCall(id=digest, name=chosen, arguments=arguments)
 
 
 def unclear_call(conversation: Conversation) -> str | None:
-    """The words the demo model answers with when the next tool the message names needs arguments the
-    message does not write (no JSON object right after the name); ``None`` when there is no such tool."""
+    """The words the demo model answers with when the next tool the message names requires arguments the
+    message does not write (no JSON object right after the name, or one without them); ``None`` when
+    there is no such tool."""
     tools = {tool.name: tool for tool in conversation.tools}
     if not tools or conversation.tool_choice in ("none", "required") or conversation.tool_choice in tools:
         return None
@@ -202,16 +204,23 @@ def unclear_call(conversation: Conversation) -> str | None:
     if not pending:
         return None
     name, given = pending[0]
-    required = _required(tools[name].schema)
-    if given is not None or not required:
+    missing = _missing(tools[name].schema, given)
+    if not missing:
         return None
     spelled = name.split("__", 1)[1] if "__" in name else name
-    shown = ", ".join(required)
-    sample = json.dumps({field: "…" for field in required}, ensure_ascii=False)
+    required = _required(tools[name].schema)
+    sample = json.dumps({field: (given or {}).get(field, "…") for field in required}, ensure_ascii=False)
+    said = "the message does not say" if given is None else f"the message leaves out {', '.join(missing)}"
     return (
-        f"I cannot tell what {spelled} needs: it requires {shown}, and the message does not say. "
+        f"I cannot tell what {spelled} needs: it requires {', '.join(required)}, and {said}. "
         f"Write the arguments as a JSON object right after the tool's name, such as {spelled} {sample}."
     )
+
+
+def _missing(schema: Mapping[str, Any], given: Mapping[str, Any] | None) -> list[str]:
+    """The arguments ``schema`` requires that ``given`` (the JSON written after the tool's name; ``None``:
+    none written) does not hold."""
+    return [field for field in _required(schema) if given is None or field not in given]
 
 
 def _required(schema: Mapping[str, Any]) -> list[str]:

@@ -260,6 +260,26 @@ def test_a_tool_named_without_the_arguments_it_requires_is_answered_in_words() -
     )
 
 
+def test_a_tool_named_with_some_of_its_required_arguments_is_answered_in_words() -> None:
+    message = 'post_message {"channel": "maria"}'
+
+    result = answer(Conversation(message=message, tools=(POST,)))
+
+    assert (result.finish, result.tool_call) == ("stop", None)
+    assert result.text == (
+        "I cannot tell what post_message needs: it requires channel, text, and the message leaves out "
+        "text. Write the arguments as a JSON object right after the tool's name, such as post_message "
+        '{"channel": "maria", "text": "…"}.'
+    )
+
+
+def test_a_forced_tool_still_gets_arguments_made_from_its_schema() -> None:
+    result = answer(Conversation(message="post_message", tools=(POST,), tool_choice="chat__post_message"))
+
+    assert result.tool_call is not None
+    assert result.tool_call.arguments == {"channel": "example channel", "text": "example text"}
+
+
 def test_a_tool_that_requires_nothing_is_called_with_no_arguments() -> None:
     result = answer(Conversation(message="Please call list_channels", tools=(POST, LIST)))
 
