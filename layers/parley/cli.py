@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         + EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_Version, help="print the version of Parley and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     serve = commands.add_parser(
         "serve",
@@ -74,6 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo_model(commands)
     add_client_commands(commands)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, read only when asked (not at every start)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import version
+
+        print(f"parley {version('parley')}")
+        parser.exit()
 
 
 def _allowed_host(value: str) -> str:

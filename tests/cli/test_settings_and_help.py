@@ -55,6 +55,8 @@ def test_help_lists_the_commands_and_the_exit_codes() -> None:
     for command in ("serve", "save", "run", "inbox", "answer", "runs", "show", "events", "send-event"):
         assert f"    {command}" in shown.stdout
     assert "exit codes:" in shown.stdout and "4    the run ended rejected or failed" in shown.stdout
+    version = subprocess.run([PARLEY, "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("parley ")
     run_help = subprocess.run([PARLEY, "run", "--help"], capture_output=True, text=True, timeout=60).stdout
     assert "--wait" in run_help and "PARLEY_URL" in run_help and "exit codes:" in run_help
 

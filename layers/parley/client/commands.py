@@ -46,7 +46,7 @@ def run_command(args: argparse.Namespace) -> int:
     except ServerProblem as problem:
         if args.json:
             printing.dump_json(problem.problem)
-        printing.print_problem(problem.problem, problem.status)
+        printing.print_problem(problem.problem, problem.status, source=problem.source)
         _hint(problem, settings)
         return PROBLEM
     except CommandError as error:

@@ -29,6 +29,8 @@ class ServerProblem(Exception):
         super().__init__(problem.get("detail") or problem.get("title") or f"HTTP {status}")
         self.status = status
         self.problem = problem
+        #: The file a document's problem is about (``parley save``), to print its lines as FILE:LINE.
+        self.source: str | None = None
 
     @property
     def reason(self) -> str:

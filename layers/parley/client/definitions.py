@@ -15,7 +15,7 @@ from typing import Any
 
 from parley.client import printing
 from parley.client.connection import Connection, ServerProblem
-from parley.client.exits import OK, PROBLEM, RUN_ENDED_BADLY, USAGE, CommandError
+from parley.client.exits import OK, RUN_ENDED_BADLY, USAGE, CommandError
 from parley.client.files import TYPES, json_value, name_of, read_text, type_of
 from parley.client.following import ENDED, follow
 
@@ -35,10 +35,8 @@ def save(args: argparse.Namespace, connection: Connection) -> int:
             saved = connection.put(f"/definitions/{kind}/{name}", {"source": source})
             verb = "Updated" if saved.get("version") != before.get("version") else "Unchanged"
     except ServerProblem as problem:
-        if args.json:
-            printing.dump_json(problem.problem)
-        printing.print_problem(problem.problem, problem.status, source=args.file)
-        return PROBLEM
+        problem.source = args.file
+        raise
     if args.json:
         printing.dump_json(saved)
         return OK
@@ -129,10 +127,7 @@ def _refused(connection: Connection, run_id: str, problem: ServerProblem, args: 
     except ServerProblem:
         recorded = None
     if recorded is None or recorded.get("status") not in ("rejected", "failed"):
-        if args.json:
-            printing.dump_json(problem.problem)
-        printing.print_problem(problem.problem, problem.status)
-        return PROBLEM
+        raise problem
     if args.quiet and not args.json:
         printing.out(run_id)
     if args.json:
