@@ -48,9 +48,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     assert CHROMIUM is not None
+    # As long as the pages' own waits (15 s): an answered card leaves after 4 s, which a loaded machine
+    # must not turn into a failure.
+    expect.set_options(timeout=15_000)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         try:
