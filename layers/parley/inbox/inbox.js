@@ -22,7 +22,7 @@
   const MAX_PAGES = 10;
   const SHORT_TEXT = 200;
   const BUTTON_ENUM_MAX = 5;
-  //: How long an answered card shows its decision before it leaves.
+  // How long an answered card shows its decision before it leaves.
   const LEAVE_MS = 4000;
   const TITLE = "Parley inbox";
 
