@@ -85,8 +85,8 @@ def run(args: argparse.Namespace, connection: Connection) -> int:
     body: dict[str, Any] = {"run_id": args.run_id or str(uuid.uuid4())}
     if args.input is not None:
         body["input"] = json_value(args.input, "--input")
+    kind = args.type or find_type(connection, args.name)
     try:
-        kind = args.type or find_type(connection, args.name)
         started: dict[str, Any] = connection.post(f"/definitions/{kind}/{args.name}/run", body)
     except ServerProblem as problem:
         return _refused(connection, body["run_id"], problem, args)
