@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,17 @@ def test_the_python_mcp_example_runs_with_the_official_sdk(tmp_path: Path) -> No
     assert "'create_definition'" in tools and "'answer_interaction'" in tools
     assert status == "started"
     assert inbox.startswith("1 open request"), inbox
+
+
+@pytest.mark.skipif(shutil.which("jq") is None, reason="the page's block uses jq")
+def test_the_agent_runs_reference_block_works_against_the_demo(tmp_path: Path) -> None:
+    page = ROOT / "docs" / "reference" / "agent-runs.md"
+    scripts = blocks(page, "## A run that waits", "## ")
+    assert len(scripts) == 1
+    save = "parley save -q examples/definitions/reasoning/choose-launch-channel.md\n"
+
+    with serving_demo(tmp_path) as demo:
+        (output,) = run_in_bash([save + scripts[0]], demo.url)
+
+    assert '"message": "Where should spring-sale launch?"' in output
+    assert '"answer":{"selected":["email"]}' in output.replace(": ", ":") and '"answered_by":"dev"' in output
