@@ -104,6 +104,8 @@ class FakeWaits:
     numbers: list[tuple[str, int]] = field(default_factory=list)
     starts: int = 0
     ended: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: Every SendTaskSuccess, in order (one to a token that already ended included).
+    calls: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self, run: RunKey, *, timeout_seconds: int, number: int = 1) -> None:
@@ -119,6 +121,8 @@ class FakeWaits:
         return self.service.park_request(run, f"token-{run.run_id}")
 
     def succeed(self, token: str, output: Mapping[str, Any]) -> None:
+        with self.lock:
+            self.calls.append(token)
         self._end(token, ("succeeded", dict(output)))
 
     def time_out(self, run_id: str) -> str:

@@ -128,9 +128,11 @@ def expire_request(runs: RunService, key: RunKey) -> str:
     return runs.retrying(expire)
 
 
-def _expire(runs: RunService, key: RunKey, *, due: bool) -> str:
+def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
     """End an open request as expired (``due``: only once its time has come; the backstop expires it
-    whatever the clock says, a minute after it). What happened: ``expired`` or ``unchanged``."""
+    whatever the clock says, a minute after it). What happened: ``expired`` or ``unchanged``.
+    ``end_wait`` is false for the backstop: the wait is over already, and the settle function may neither
+    answer tokens nor forget schedules (least privilege)."""
     playbook = PlaybookRef(key.org, key.playbook)
     request = runs.store.get_request(playbook, key.run_id)
     run = runs.store.get_run(playbook, key.run_id)
@@ -154,7 +156,8 @@ def _expire(runs: RunService, key: RunKey, *, due: bool) -> str:
         except StoreConflict:
             return "unchanged"
         kind.resume(key, replace(request, state="expired"))
-        after_ending(runs, playbook, key, EXPIRED)
+        if end_wait:
+            after_ending(runs, playbook, key, EXPIRED)
         return "expired"
     rejection = Rejection("unanswered", detail, kind="expired")
     ended = replace(run, status="rejected", rejection=rejection, finished_at=format_time(now))
@@ -163,7 +166,8 @@ def _expire(runs: RunService, key: RunKey, *, due: bool) -> str:
         runs.store.end_request(playbook, ended, "expired", event, due_by=format_time(now) if due else None)
     except StoreConflict:
         return "unchanged"  # answered or cancelled first: the timer does nothing
-    after_ending(runs, playbook, key, EXPIRED)
+    if end_wait:
+        after_ending(runs, playbook, key, EXPIRED)
     return "expired"
 
 
@@ -215,7 +219,7 @@ def _settle(runs: RunService, key: RunKey, error: str | None) -> str:
         return "unchanged"
     if request.state == "open":
         # The expiry's schedule was lost, and the wait ran out a minute after it.
-        return _expire(runs, key, due=False) if error == TIMEOUT_ERROR else "unchanged"
+        return _expire(runs, key, due=False, end_wait=False) if error == TIMEOUT_ERROR else "unchanged"
     if request.state == "answered" or (
         request.state == "expired" and not runs.kind(run.type).requests_end_runs
     ):

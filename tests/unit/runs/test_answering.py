@@ -329,6 +329,7 @@ def test_the_backstop_ends_no_wait_itself(run: Any, service: RunService, waits: 
 
     assert waits.time_out(started.run_id) == "expired"
     assert waits.ended == {f"token-{started.run_id}": ("timed out", "States.Timeout")}
+    assert waits.calls == []  # not even to the token that timed out
 
 
 # --- cancel ----------------------------------------------------------------------------------------------
