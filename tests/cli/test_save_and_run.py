@@ -50,6 +50,15 @@ def test_save_reads_the_type_from_the_file_and_takes_another_name(parley: Cli) -
     assert workflow.out.startswith("Created workflow ask-and-catch, version 1."), workflow.err
 
 
+def test_warnings_are_printed_with_their_line_and_it_is_saved(parley: Cli, tmp_path: Path) -> None:
+    document = tmp_path / "greet.md"
+    document.write_text("---\ndescription: Greets\nmodel: demo/echo\n---\nHello {{ input.who }}\n")
+    saved = parley("save", str(document), "-q")
+    assert saved.code == 0 and saved.out.startswith("Created reasoning greet, version 1.")
+    warnings = [line for line in saved.err.splitlines() if line.startswith("warning: ")]
+    assert warnings and all(line.startswith(f"warning: {document}:") for line in warnings), saved.err
+
+
 def test_a_document_with_problems_is_printed_with_each_line_and_pointer(parley: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad-brief.md"
     bad.write_text("---\ndescription: Asks\nto: maria\nexpires: PT30S\nmodel: y\n---\nHello\n")

@@ -51,9 +51,10 @@ def save(args: argparse.Namespace, connection: Connection) -> int:
 
 
 def _warning_text(warning: Any, path: str) -> str:
+    """A save's warning (``Line 8, /output/schema/…: …``) as ``FILE:8: /output/schema/…: …``."""
     if isinstance(warning, dict):
         return printing.error_line({"pointer": warning.get("pointer"), "detail": warning.get("detail")}, path)
-    return str(warning)
+    return printing.error_line({"pointer": "/source", "detail": str(warning)}, path)
 
 
 def find_type(connection: Connection, name: str) -> str:
