@@ -69,6 +69,7 @@ class StackNames:
             "AWS::SNS::Topic": "TopicName",
             "AWS::Events::Rule": "Name",
             "AWS::Cognito::UserPoolDomain": "Domain",
+            "AWS::ApiGateway::Stage": "StageName",
         }.get(kind)
         if named and named in props:
             return str(self.resolve(props[named]))
