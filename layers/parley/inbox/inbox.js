@@ -413,9 +413,7 @@
         const reply = await call("GET", `${playbookPath(org, playbook)}/events?${query}`);
         const event = reply.ok && (reply.body.events || [])[0];
         if (!event || !event.data || typeof event.data.message !== "string") return;
-        if (card.progressId === event.id) return;
-        card.progressId = event.id;
-        card.progress.hidden = false;
+        card.progress.hidden = false; // drawn again each time, so that "2 minutes ago" stays true
         card.progress.replaceChildren(
           el("span", { class: "progress-label" }, "Latest progress: "),
           event.data.message,
