@@ -126,7 +126,7 @@ def code_reads() -> tuple[set[str], list[str]]:
                             named.add(value.value)
     dynamic = []
     for file, tree in sources.items():
-        for node in ast.walk(tree):
+        for node in ast.walk(tree):  # type: ignore[assignment]
             argument = None
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
                 if node.func.attr in ("get", "pop") and _is_environment(node.func.value):
@@ -415,7 +415,7 @@ def routes(stack: Stack) -> list[Route]:
         if not isinstance(resource_id, dict) or "Ref" not in resource_id:
             return ""
         props = names.properties(resource_id["Ref"])
-        return path(props["ParentId"]) + "/" + props["PathPart"]
+        return path(props["ParentId"]) + "/" + str(props["PathPart"])
 
     found = []
     for logical_id, resource in names.of_type("AWS::ApiGateway::Method").items():
