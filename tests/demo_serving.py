@@ -28,6 +28,8 @@ class Demo:
     chat: Chat
     """The demo chat's messages."""
     log: Path
+    chat_port: int = 0
+    """The demo chat's port (what ``parley demo-chat reply --port`` takes)."""
 
 
 def demo_config(chat_url: str, model_url: str) -> str:
@@ -46,4 +48,4 @@ def serving_demo(tmp: Path) -> Iterator[Demo]:
         config = tmp / "operator-demo.yaml"
         config.write_text(demo_config(chat.url, model.url), encoding="utf-8")
         url = stack.enter_context(serving_manually(config, tmp / "serve.log"))
-        yield Demo(url, chat.chat, tmp / "serve.log")
+        yield Demo(url, chat.chat, tmp / "serve.log", chat.port)

@@ -1,12 +1,17 @@
-"""The examples of ``examples/definitions/reasoning/`` as a user runs them (issue 29, item 3): each file
-saved as it is written, run against ``parley serve`` with ``examples/operator-demo.yaml`` (the demo chat
-and the demo model, here on free ports), its question or approval answered as a person would, and its
-ending checked: a text question, a choice (with progress), a form, an approval of a chat post (approved,
-and refused), a function that reads the chat, and the reasoning format's own example."""
+"""The examples of ``examples/`` as a user runs them (issue 29, item 3): each file saved as it is written,
+run against ``parley serve`` with ``examples/operator-demo.yaml`` (the demo chat and the demo model, here
+on free ports), its question or approval answered as a person would, and its ending checked: the agent
+examples (a text question, a choice with progress, a form, an approval of a chat post, approved and
+refused), a reasoning function that reads the chat, the reasoning format's own example, and the
+interaction examples that need no workflow (a notification, a call of the chat, a request delivered to
+the chat and answered by a reply from ``parley demo-chat reply --port``). The configurations agree with
+each other."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -214,3 +219,76 @@ def test_a_tool_named_without_its_arguments_is_answered_in_words(http: httpx.Cli
     assert said.startswith("I cannot tell what thread_replies needs: it requires channel, ts"), said
     kinds = [event["type"] for event in events(http, ended.json()["run_id"])]
     assert "tool_call_started" not in kinds
+
+
+# --- the interaction examples, with the demo chat ---------------------------------------------------------
+
+
+def run_interaction(http: httpx.Client, example: str, given: dict[str, Any]) -> dict[str, Any]:
+    source = (ROOT / "examples" / "definitions" / f"{example}.md").read_text(encoding="utf-8")
+    saved = http.post("/definitions/interaction", json={"name": example, "source": source})
+    assert saved.status_code == 201, saved.text
+    assert saved.json()["warnings"] == [], saved.json()["warnings"]
+    reply = http.post(f"/definitions/interaction/{example}/run", json={"input": given})
+    assert reply.status_code == 200, reply.text
+    body: dict[str, Any] = reply.json()
+    return body
+
+
+def test_the_notification_example(http: httpx.Client) -> None:
+    ended = run_interaction(http, "notify-campaign-launched", {"owner": "maria", "campaign": "spring-sale"})
+
+    assert (ended["status"], ended["output"]) == ("succeeded", {})
+
+
+def test_the_example_that_asks_the_chat(http: httpx.Client, demo: Demo) -> None:
+    first = demo.chat.post("ops", "ana", "Is the banner ready?")
+    demo.chat.post("ops", "maria", "Ready since nine.", thread_ts=first.ts)
+
+    ended = run_interaction(http, "read-thread-replies", {"channel": "ops", "ts": first.ts, "limit": 10})
+
+    assert ended["status"] == "succeeded", ended
+    assert [(m["user"], m["text"]) for m in ended["output"]] == [
+        ("ana", "Is the banner ready?"), ("maria", "Ready since nine.")
+    ]  # fmt: skip
+
+
+def test_the_chat_approval_example_answered_by_a_reply_from_the_terminal(
+    http: httpx.Client, demo: Demo
+) -> None:
+    """``approve-draft-in-chat`` delivered to the demo chat, answered by ``parley demo-chat reply --port``
+    (the chat's own port: issue 29), read at the next read."""
+    started = run_interaction(
+        http, "approve-draft-in-chat", {"owner": "maria", "draft": "Spring sale: 20% off."}
+    )
+    (sent,) = [m for m in demo.chat.messages("maria") if "Spring sale: 20% off." in m.text]
+
+    replied = subprocess.run(
+        [sys.executable, "-m", "parley.cli", "demo-chat", "reply", "--port", str(demo.chat_port),
+         "--channel", "maria", "--thread", sent.ts, "--user", "maria", "approve, looks good"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert replied.returncode == 0, replied.stderr
+    moved = httpx.post(
+        demo.url + "/_local/clock/advance",
+        json={"seconds": 60},
+        headers={"Authorization": "Bearer dev-token"},
+    )
+    assert moved.status_code == 200, moved.text
+
+    ended = http.get(f"/runs/{started['run_id']}").json()
+    assert (ended["status"], ended["output"]) == ("succeeded", {"verdict": "approve", "note": "looks good"})
+
+
+def test_the_demo_configuration_is_the_example_one_with_the_chat() -> None:
+    from parley.config import load_operator_config
+
+    examples = ROOT / "examples"
+    plain = load_operator_config(examples / "operator.yaml")
+    chat = load_operator_config(examples / "operator-chat.yaml")
+    demo = load_operator_config(examples / "operator-demo.yaml")
+
+    assert demo.principals == plain.principals == chat.principals
+    assert demo.models == plain.models
+    (served,) = demo.tool_servers
+    assert (served.name, served.url) == (chat.tool_servers[0].name, chat.tool_servers[0].url)
