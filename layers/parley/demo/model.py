@@ -13,8 +13,11 @@ One process, one port (127.0.0.1:9100 by default), two APIs:
 
 Any model name is answered (the list offers ``echo``), and any key or none is accepted. What it
 answers (``parley.demo.model_answers``): text that restates the message, JSON made to match the
-requested schema (``parley.demo.model_schema``), or a call of a tool the message names. The same
-request always gets the same answer; only ``created`` follows the clock. It does not stream.
+requested schema (``parley.demo.model_schema``), or a call of a tool the message names with the JSON
+written after its name (words instead, when what the tool requires is not written). The same request
+always gets the same answer; only ``created`` follows the clock. It does not stream.
+``docs/demo-model.md`` is its page for people; ``make demo`` serves it beside Parley and the demo chat
+(``parley.demo.together``, ``examples/operator-demo.yaml``).
 """
 
 from __future__ import annotations
