@@ -333,3 +333,33 @@ def test_every_granted_action_is_called_or_said_why(played: Played) -> None:
 
 def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def _task_functions(states: dict[str, Any]) -> set[str]:
+    """The ``FunctionName`` of every task of a machine's states (branches of a Parallel included)."""
+    found: set[str] = set()
+    for state in states.values():
+        if state.get("Type") == "Task":
+            found.add(str(state.get("Arguments", state.get("Parameters", {})).get("FunctionName")))
+        for branch in state.get("Branches", []):
+            found |= _task_functions(branch["States"])
+    return found
+
+
+def test_the_workflow_machines_the_code_makes_run_as_the_workflows_role_and_invoke_its_function(
+    played: Played,
+) -> None:
+    """Each state machine the code creates or updates (a workflow's) is given the workflows' role, and its
+    tasks invoke the workflow function and no other: what that role may invoke."""
+    deployment = played.deployment
+    environment = deployment.functions["api"].environment
+    made = [
+        call
+        for call in deployment.calls
+        if call.service == "stepfunctions" and call.operation in ("CreateStateMachine", "UpdateStateMachine")
+    ]
+    assert made
+    for call in made:
+        assert call.params["roleArn"] == environment["PARLEY_WORKFLOW_ROLE_ARN"], call
+        functions = _task_functions(json.loads(call.params["definition"])["States"])
+        assert functions == {environment["PARLEY_WORKFLOW_FUNCTION_ARN"]}, (call.function, functions)
