@@ -9,6 +9,10 @@ with ``iam:PassedToService`` for a call that hands a role to a service (a schedu
 state machine's role). A task token names no resource: IAM authorizes ``SendTaskSuccess`` and
 ``SendTaskFailure`` on the state machine whose task issued the token (the Step Functions callback
 pattern's policies name the state machine), so the caller says which machine each token came from.
+(AWS's service authorization reference lists no resource type for these actions, which would mean
+``"*"``; but what IAM evaluates is the machine's ARN: an AccessDenied for ``SendTaskFailure`` names
+``…:stateMachine:<name>`` as its resource (NOAA-OWP/hydrovis#837), and a grant on the state machine was
+found to work for a Lambda callback task (aws/aws-cdk#8486). Only a real account settles it.)
 
 :func:`allowed` evaluates identity-policy statements as IAM does for one principal: an explicit
 ``Deny`` wins, else some ``Allow`` must match the action (``*`` and ``?`` wildcards, case-insensitive),
