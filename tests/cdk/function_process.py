@@ -7,6 +7,10 @@ boto3's default session before the handler is imported, so every client the code
 service, the operation and the parameters as the code passed them. Each event's answer carries the
 calls made while it was handled, so they are attributed to this function.
 
+Time passes as the harness says: each event carries a clock offset, added to the runtime's clock
+(``parley.clock.SystemClock``) and to the scheduler adapter's, so that an expiry two days away falls due
+without waiting (nothing else of the function is changed).
+
 Run as a script it is the child (the protocol: a JSON line per event on standard input; the answer, a
 JSON line on the file descriptor named by its argument, so that whatever the handler prints goes to its
 log instead); imported, :class:`FunctionProcess` starts and drives one.
