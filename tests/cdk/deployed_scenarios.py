@@ -27,8 +27,8 @@ EVENTS: Final = ROOT / "events"
 BASE: Final = "/v1/orgs/acme/playbooks/campaigns"
 PRINCIPAL: Final = "alice@example.com"
 DAY: Final = 24 * 3600
-#: The tool servers' header secret and the gateway's key: names the stack's grants cover.
-TOOL_SECRET: Final = "parley/prod/tool-servers/chat"
+#: The tool servers' header secret (by stack: names its grants cover) and the gateway's key.
+TOOL_SECRETS: Final = {"options": "parley/prod/tool-servers/chat", "dev": "parley/dev/tool-servers/chat"}
 MODEL_SECRET: Final = "parley/dev/models/internal"
 GATEWAY_KEY: Final = "sk-gateway-deployed"
 
@@ -113,7 +113,7 @@ do:
 """
 
 
-def operator_config(chat_url: str, tools_url: str, gateway_url: str) -> str:
+def operator_config(chat_url: str, tools_url: str, gateway_url: str, tool_secret: str) -> str:
     return f"""
 principals:
   - {{ id: {PRINCIPAL}, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
@@ -121,7 +121,7 @@ tool_servers:
   - name: chat
     url: {chat_url}
     orgs: [acme]
-    headers: {{ Authorization: "Bearer {{{{resolve:secretsmanager:{TOOL_SECRET}}}}}" }}
+    headers: {{ Authorization: "Bearer {{{{resolve:secretsmanager:{tool_secret}}}}}" }}
   - {{ name: tools, url: "{tools_url}", orgs: [acme] }}
 models:
   allowed: [internal/*]
