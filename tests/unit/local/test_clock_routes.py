@@ -130,7 +130,8 @@ def test_reading_the_clock_needs_no_token(manual_clock: ManualClock) -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "path", "allow"), [("POST", "/_local/clock", "GET, HEAD"), ("GET", "/_local/clock/advance", "POST")]
+    ("method", "path", "allow"),
+    [("POST", "/_local/clock", "GET, HEAD"), ("GET", "/_local/clock/advance", "POST")],
 )
 def test_other_methods_are_405(manual_clock: ManualClock, method: str, path: str, allow: str) -> None:
     status, headers, problem = request(manual_clock, method, path)
