@@ -300,8 +300,23 @@ class ParleyStack(Stack):
             )
 
     def _grant_models(self) -> None:
-        """``MAY_CALL_MODELS``: call the Bedrock models and inference profiles the stage names
-        (``-c bedrock_models``; ``parley_cdk.models``), and nothing when it names none."""
+        """``MAY_LIST_MODELS``: read Bedrock's list of foundation models, on every stage: the Lambda runtime
+        always sets ``AWS_REGION``, so Bedrock is a configured provider wherever Parley runs on AWS
+        (``parley.reasoning.models.providers.settings``) and ``list_models`` reads its list.
+        ``MAY_CALL_MODELS``: call the Bedrock models and inference profiles the stage names
+        (``-c bedrock_models``; ``parley_cdk.models``), and none when it names none."""
+        for name in sorted(MAY_LIST_MODELS):
+            role = self._role(name)
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["bedrock:ListFoundationModels"], resources=["*"])
+            )
+            accept(
+                role,
+                "AwsSolutions-IAM5[Resource::*]",
+                'list_models reads Bedrock\'s list of foundation models (http-api.md, "Models"): '
+                "ListFoundationModels is an account-level action, which IAM scopes to no resource but *; "
+                "it reads names and limits, nothing else.",
+            )
         models = self.options.bedrock_models
         if not models:
             return
@@ -321,18 +336,6 @@ class ParleyStack(Stack):
                         "capacity, and IAM checks that call too: the wildcard is the region alone, for this "
                         "one model and the two invoke actions.",
                     )
-        for name in sorted(MAY_LIST_MODELS):
-            role = self._role(name)
-            role.add_to_principal_policy(
-                iam.PolicyStatement(actions=["bedrock:ListFoundationModels"], resources=["*"])
-            )
-            accept(
-                role,
-                "AwsSolutions-IAM5[Resource::*]",
-                'list_models reads Bedrock\'s list of foundation models (http-api.md, "Models"): '
-                "ListFoundationModels is an account-level action, which IAM scopes to no resource but *; "
-                "it reads names and limits, nothing else.",
-            )
 
     def _grant_model_secrets(self) -> None:
         """``MAY_READ_MODEL_SECRETS``: ``GetSecretValue`` on the secrets named under

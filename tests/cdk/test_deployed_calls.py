@@ -173,13 +173,7 @@ NOT_CALLED: Final[dict[tuple[str, str], str]] = {
 #: here: the test fails once the call is no longer made, or once it is allowed). Keys: the stack played,
 #: the function, the action. (The first finding, the backstop's SendTaskSuccess to the wait it settles,
 #: which the settle role refuses, was fixed in runs/endings.py: the backstop tells no token.)
-KNOWN_REFUSALS: Final[dict[tuple[str, str, str], str]] = {
-    ("dev", "api", "bedrock:ListFoundationModels"): (
-        "list_models counts Bedrock as a configured provider wherever AWS_REGION is set, so on every "
-        "deployed stage; the stack grants ListFoundationModels only when the stage names Bedrock models "
-        "(-c bedrock_models), so a stage without them has its Bedrock lists refused"
-    ),
-}
+KNOWN_REFUSALS: Final[dict[tuple[str, str, str], str]] = {}
 
 
 @dataclass

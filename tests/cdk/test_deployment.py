@@ -568,7 +568,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | content
         | {"sqs:SendMessage"}
         | run_workflows
-        | answer_calls,
+        | answer_calls
+        # list_models reads Bedrock's list (Bedrock is configured wherever AWS_REGION is set)
+        | {"bedrock:ListFoundationModels"},
         "wait": runtime | end_waits,
         # The backstop: an agent run's next step (the reason function, asynchronously).
         "settle": runtime | content | answer_calls | {"lambda:InvokeFunction"},
