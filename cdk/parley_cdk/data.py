@@ -46,7 +46,12 @@ class Data(Construct):
                 index_name=index.name,
                 partition_key=_string_key(index.partition_key),
                 sort_key=_string_key(index.sort_key),
-                projection_type=dynamodb.ProjectionType.ALL,
+                projection_type=(
+                    dynamodb.ProjectionType.ALL
+                    if index.projection == "ALL"
+                    else dynamodb.ProjectionType.INCLUDE
+                ),
+                non_key_attributes=list(index.included) or None,
             )
         self.content = s3.Bucket(
             self,

@@ -15,6 +15,16 @@ Later items (deliveries, conversations) add their own prefixes under the same ke
 ``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time. ``gsi2``
 serves a second view of the same items where one is needed (a run's history among the playbook's
 events).
+
+The filtered lists (issue 31: every listing reads in proportion to what it returns) each read one of
+:data:`FILTER_INDEXES`, ``gsi3`` to ``gsi9``: sparse, overloaded, and projecting only the keys (and
+``expires_at``, the one attribute a list filters on after its key), so that they cost a write only
+when an item enters or leaves them or changes its key, never on other updates. A list with filters
+``names`` (such as ``list_runs``' ``type``, ``name`` and ``status``) gives each combination of them
+one slot (:func:`filter_index`): an item of the list holds, in that slot's ``{index}pk``, the list's
+key with the item's values of the combination, and in ``{index}sk`` the list's sort key
+(``parley.runs.items.filter_keys``). So ``GET …/runs?type=reasoning&status=rejected`` reads the slot
+of ``(type, status)`` from its newest entry on and stops at its page.
 """
 
 from __future__ import annotations
@@ -28,6 +38,15 @@ class IndexDefinition:
     name: str
     partition_key: str
     sort_key: str
+    #: ``ALL``, or ``INCLUDE`` (the keys and :attr:`included`).
+    projection: str = "ALL"
+    included: tuple[str, ...] = ()
+
+    def projection_arguments(self) -> dict[str, Any]:
+        """``Projection`` of boto3's ``create_table``."""
+        if self.projection == "ALL":
+            return {"ProjectionType": "ALL"}
+        return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(self.included)}
 
 
 @dataclass(frozen=True)
@@ -60,11 +79,37 @@ class TableDefinition:
                         {"AttributeName": index.partition_key, "KeyType": "HASH"},
                         {"AttributeName": index.sort_key, "KeyType": "RANGE"},
                     ],
-                    "Projection": {"ProjectionType": "ALL"},
+                    "Projection": index.projection_arguments(),
                 }
                 for index in self.indexes
             ],
         }
+
+
+#: The attribute a filtered list still filters on after its index's key (an open request's expiry).
+FILTERED_AFTER_KEY: Final = ("expires_at",)
+
+#: The filter slots (see above): ``gsi3`` to ``gsi9``, one for each of the at most 7 combinations of a
+#: list's at most 3 filters.
+FILTER_INDEXES: Final = tuple(
+    IndexDefinition(
+        name=f"gsi{number}",
+        partition_key=f"gsi{number}pk",
+        sort_key=f"gsi{number}sk",
+        projection="INCLUDE",
+        included=FILTERED_AFTER_KEY,
+    )
+    for number in range(3, 10)
+)
+
+
+def filter_index(names: tuple[str, ...], chosen: frozenset[str] | set[str]) -> IndexDefinition:
+    """The slot of the combination ``chosen`` (not empty) of a list whose filters are ``names`` (at most
+    three, in a fixed order): the combination's bits, in the order of ``names``, number the slot."""
+    if not chosen or not chosen <= set(names) or len(names) > 3:
+        raise ValueError(f"no filter slot for {sorted(chosen)} of {names}")
+    mask = sum(1 << position for position, name in enumerate(names) if name in chosen)
+    return FILTER_INDEXES[mask - 1]
 
 
 TABLE: Final = TableDefinition(
@@ -73,6 +118,7 @@ TABLE: Final = TableDefinition(
     indexes=(
         IndexDefinition(name="gsi1", partition_key="gsi1pk", sort_key="gsi1sk"),
         IndexDefinition(name="gsi2", partition_key="gsi2pk", sort_key="gsi2sk"),
+        *FILTER_INDEXES,
     ),
     ttl_attribute="ttl",
 )

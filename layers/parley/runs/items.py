@@ -4,11 +4,14 @@ condition; its docstring lists the items and their attributes."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from parley.definitions.model import PlaybookRef
+from parley.infrastructure.table import IndexDefinition, filter_index
 from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Parent, Rejection, Request, Run
 
 
@@ -42,6 +45,107 @@ def work_key(run_id: str) -> str:
 
 def history_key(playbook: PlaybookRef, run_id: str) -> str:
     return f"RUN#{playbook.org}#{playbook.playbook}#{run_id}"
+
+
+#: The filters of each list (``http-api.md``), in the order that numbers their slots
+#: (``parley.infrastructure.table.filter_index``).
+RUN_FILTERS: Final = ("type", "name", "status")
+REQUEST_FILTERS: Final = ("to", "type", "function")
+EVENT_FILTERS: Final = ("type", "run_id")
+#: An event's ``run_id`` alone is its run's history (``gsi2``): no slot of its own.
+_EVENT_SLOTS: Final = (frozenset({"type"}), frozenset({"type", "run_id"}))
+
+#: A slot's partition key longer than this (in bytes) is kept as a digest (DynamoDB allows 2,048).
+_KEY_TEXT_MAX: Final = 512
+
+
+def filter_key(list_key: str, names: tuple[str, ...], values: Mapping[str, Any]) -> str:
+    """The partition key of the slot of ``names`` (a combination, in the list's order) holding items
+    whose values are ``values``: the list's key and the values as JSON (no value can run into the next),
+    or its digest when long. A list reads the same key from the filters it is given."""
+    text = json.dumps([str(values[name]) for name in names], ensure_ascii=False, separators=(",", ":"))
+    if len(text.encode("utf-8", "surrogatepass")) > _KEY_TEXT_MAX:
+        text = "#" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{list_key}?{text}"
+
+
+def combinations(names: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every combination of ``names`` that is not empty, each in the order of ``names``."""
+    return [
+        combination
+        for size in range(1, len(names) + 1)
+        for combination in itertools.combinations(names, size)
+    ]
+
+
+def slot_attributes(
+    list_key: str, names: tuple[str, ...], values: Mapping[str, Any], sort: str, *, only: str | None = None
+) -> dict[str, str]:
+    """The slot attributes of an item of a list: for each combination of its filters (or only those
+    holding ``only``), ``{index}pk`` and ``{index}sk``."""
+    attributes: dict[str, str] = {}
+    for combination in combinations(names):
+        if only is not None and only not in combination:
+            continue
+        index = filter_index(names, set(combination))
+        attributes[index.partition_key] = filter_key(list_key, combination, values)
+        attributes[index.sort_key] = sort
+    return attributes
+
+
+def run_slots(
+    playbook: PlaybookRef,
+    run_type: str,
+    name: str,
+    status: str,
+    started_at: str,
+    run_id: str,
+    *,
+    only: str | None = None,
+) -> dict[str, str]:
+    """A run's entries in ``list_runs``' slots (``only="status"``: those a status change moves)."""
+    values = {"type": run_type, "name": name, "status": status}
+    return slot_attributes(runs_list_key(playbook), RUN_FILTERS, values, f"{started_at}#{run_id}", only=only)
+
+
+def request_slots(
+    playbook: PlaybookRef, values: Mapping[str, Any], requested_at: str, run_id: str
+) -> dict[str, str]:
+    """An open request's entries in ``list_interactions``' slots (removed when it leaves the list)."""
+    return slot_attributes(requests_list_key(playbook), REQUEST_FILTERS, values, f"{requested_at}#{run_id}")
+
+
+def request_slot_names() -> list[str]:
+    """The attributes of every slot a request may hold (removed, with the list's, when it leaves)."""
+    names: list[str] = []
+    for combination in combinations(REQUEST_FILTERS):
+        index = filter_index(REQUEST_FILTERS, set(combination))
+        names.extend((index.partition_key, index.sort_key))
+    return names
+
+
+def event_slots(playbook: PlaybookRef, event_type: str, run_id: str | None, event_id: str) -> dict[str, str]:
+    """An event's entries in ``list_playbook_events``' slots: by ``type``, and by ``type`` and
+    ``run_id`` for an event of a run."""
+    values = {"type": event_type, "run_id": run_id}
+    attributes: dict[str, str] = {}
+    for chosen in _EVENT_SLOTS:
+        if run_id is None and "run_id" in chosen:
+            continue
+        combination = tuple(name for name in EVENT_FILTERS if name in chosen)
+        index = filter_index(EVENT_FILTERS, chosen)
+        attributes[index.partition_key] = filter_key(events_list_key(playbook), combination, values)
+        attributes[index.sort_key] = event_id
+    return attributes
+
+
+def list_slot(names: tuple[str, ...], filters: Mapping[str, str]) -> IndexDefinition:
+    """The slot a list reads for the filters it is given (not empty)."""
+    return filter_index(names, set(filters))
+
+
+def events_list_key(playbook: PlaybookRef) -> str:
+    return f"{playbook_key(playbook)}#EVT"
 
 
 def run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:

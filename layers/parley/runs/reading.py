@@ -56,12 +56,11 @@ def list_runs(
 ) -> Page:
     filters = {"type": definition_type, "name": name, "status": status}
     chosen, scope, after = listing("runs", playbook, filters, limit, cursor, statuses=RUN_STATUSES)
-    found = runs.store.list_runs(playbook, filters=chosen, limit=limit, after=after)
+    found = runs.store.list_runs(playbook, filters=chosen, limit=limit, after=_joined(after))
     shown: list[Run] = found.items
-    next_cursor = None
-    if found.more and shown:
-        next_cursor = encode_cursor(scope, [shown[-1].started_at, shown[-1].run_id])
-    return Page("runs", tuple(run.as_json() for run in shown), next_cursor, found.scanned)
+    return Page(
+        "runs", tuple(run.as_json() for run in shown), _time_cursor(scope, found.resume), found.scanned
+    )
 
 
 def list_interactions(
@@ -80,14 +79,26 @@ def list_interactions(
     chosen, scope, after = listing("interactions", playbook, filters, limit, cursor)
     now = format_time(runs.runtime.clock.now())
     found = runs.store.list_open_requests(
-        playbook, filters=chosen, expiring_after=now, limit=limit, after=after
+        playbook, filters=chosen, expiring_after=now, limit=limit, after=_joined(after)
     )
     requests: list[Request] = found.items
-    next_cursor = None
-    if found.more and requests:
-        next_cursor = encode_cursor(scope, [requests[-1].requested_at, requests[-1].run_id])
     listed = tuple(runs.kind(request.type).listed(request) for request in requests)
-    return Page("interactions", listed, next_cursor, found.scanned)
+    return Page("interactions", listed, _time_cursor(scope, found.resume), found.scanned)
+
+
+def _joined(after: tuple[str, str] | None) -> str | None:
+    """A cursor's position (time, run id) as the position in the list's index."""
+    return None if after is None else f"{after[0]}#{after[1]}"
+
+
+def _time_cursor(scope: str, resume: str | None) -> str | None:
+    """The cursor of where a newest-first list goes on (its index's position: ``{time}#{run_id}``), in
+    the shape cursors have always had: the time and the run id. A bounded read that stopped on a short
+    page goes on from where it stopped."""
+    if resume is None:
+        return None
+    at, _, run_id = resume.rpartition("#")
+    return encode_cursor(scope, [at, run_id])
 
 
 def get_run_history(
@@ -200,7 +211,7 @@ def _events(
         after=after,
     )
     shown: list[Event] = found.items
-    next_cursor = encode_cursor(scope, [shown[-1].id]) if found.more and shown else None
+    next_cursor = encode_cursor(scope, [found.resume]) if found.resume is not None else None
     return Page("events", tuple(event_json(e, listed=True) for e in shown), next_cursor, found.scanned)
 
 

@@ -35,7 +35,7 @@ event and the counter's decrement; the run's end is written only while the run i
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -45,16 +45,26 @@ from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
 from parley.runs.items import (
+    EVENT_FILTERS,
+    REQUEST_FILTERS,
+    RUN_FILTERS,
     event_from,
     event_key,
+    event_slots,
+    events_list_key,
+    filter_key,
     history_key,
     kept_value,
+    list_slot,
     playbook_key,
     request_from,
     request_key,
+    request_slot_names,
+    request_slots,
     requests_list_key,
     run_from,
     run_key,
+    run_slots,
     runs_list_key,
     work_key,
 )
@@ -71,8 +81,18 @@ if TYPE_CHECKING:
 _LIST = TABLE.indexes[0]
 _HISTORY = TABLE.indexes[1]
 COUNTER_KEY: Final = "COUNTER#open_requests"
+#: The items a listing's page reads at most (DynamoDB's ``ScannedCount`` and the items it fetches by key)
+#: before it answers the page it has, possibly short or empty, with a ``next_cursor``: a filter applied
+#: after the index's key (an open request's expiry) can skip many items, and no request may run for
+#: minutes (issue 31).
+READ_BOUND: Final = 500
 
 Item = TypeVar("Item")
+
+#: An open request's slot attributes (``list_interactions``' filters), removed with the list's keys when
+#: it leaves the list: as expression names, and as the ``REMOVE`` clause's list.
+_SLOT_NAMES: Final = {f"#slot{number}": name for number, name in enumerate(request_slot_names())}
+_SLOTS_REMOVED: Final = ", ".join(_SLOT_NAMES)
 
 
 class RequestsFull(Exception):
@@ -94,11 +114,18 @@ class WorkState:
 
 @dataclass(frozen=True)
 class Found:
-    """Items of one page, whether more follow, and DynamoDB's ``ScannedCount`` over the page's queries."""
+    """Items of one page; where the next page starts (the sort key, in the index read, of the last item
+    the page considered: its last item's, or where a bounded read stopped), ``None`` on the last page;
+    and the items read (DynamoDB's ``ScannedCount`` over the page's queries, and the items fetched by
+    key)."""
 
     items: list[Any]
-    more: bool
+    resume: str | None
     scanned: int
+
+    @property
+    def more(self) -> bool:
+        return self.resume is not None
 
 
 def _json(value: Any) -> str:
@@ -119,6 +146,8 @@ class DynamoRunStore:
         self._table = table_name
         self._codec = ItemCodec()
         self._content = content
+        #: The items a listing's page reads at most (:data:`READ_BOUND`; tests set it lower).
+        self.read_bound = READ_BOUND
         #: Told of every run ending this store has written (after the write): a run a workflow called
         #: answers the workflow's task token (``parley.runs.service``).
         self.ended: Callable[[PlaybookRef, Run], None] | None = None
@@ -170,19 +199,24 @@ class DynamoRunStore:
         *,
         filters: Mapping[str, str],
         limit: int,
-        after: tuple[str, str] | None,
+        after: str | None,
     ) -> Found:
-        """Runs newest first; ``filters`` keeps runs whose ``type``/``name``/``status`` equal the values;
-        ``after`` is the (``started_at``, ``run_id``) of the last run shown."""
-        query = self._list_query(runs_list_key(playbook), filters)
-        start: dict[str, AttributeValueTypeDef] | None = None
-        if after is not None:
-            start = {
-                **item_key(playbook_key(playbook), run_key(after[1])),
-                _LIST.partition_key: {"S": runs_list_key(playbook)},
-                _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
-            }
-        return self._page(query, start, limit, lambda item: run_from(self._plain(item), None))
+        """Runs newest first whose ``type``/``name``/``status`` equal ``filters``' values: unfiltered
+        through ``gsi1``, filtered through the slot of the filters given (``parley.runs.items``), in order,
+        stopping at ``limit``. ``after`` is the position (``{started_at}#{run_id}``) of the last run
+        shown."""
+        list_key = runs_list_key(playbook)
+        return self._listing(
+            playbook,
+            list_key,
+            RUN_FILTERS,
+            filters,
+            limit,
+            after,
+            base_key=lambda position: run_key(position.rsplit("#", 1)[1]),
+            read=lambda item: run_from(item, None),
+            keep=lambda item: all(item.get(name) == value for name, value in filters.items()),
+        )
 
     def list_open_requests(
         self,
@@ -191,19 +225,31 @@ class DynamoRunStore:
         filters: Mapping[str, str],
         expiring_after: str,
         limit: int,
-        after: tuple[str, str] | None,
+        after: str | None,
     ) -> Found:
         """Open requests newest first, leaving out those whose expiry (``expires_at``) is not after
-        ``expiring_after`` (past their time, waiting for the timer); ``after`` as for runs."""
-        query = self._list_query(requests_list_key(playbook), filters, expiring_after=expiring_after)
-        start: dict[str, AttributeValueTypeDef] | None = None
-        if after is not None:
-            start = {
-                **item_key(playbook_key(playbook), request_key(after[1])),
-                _LIST.partition_key: {"S": requests_list_key(playbook)},
-                _LIST.sort_key: {"S": f"{after[0]}#{after[1]}"},
-            }
-        return self._page(query, start, limit, lambda item: request_from(self._plain(item)))
+        ``expiring_after`` (past their time, waiting for the timer); filters and ``after`` as for
+        runs."""
+
+        def keep(item: Mapping[str, Any]) -> bool:
+            return (
+                item.get("state") == "open"
+                and str(item.get("expires_at", "")) > expiring_after
+                and all(item.get(name) == value for name, value in filters.items())
+            )
+
+        return self._listing(
+            playbook,
+            requests_list_key(playbook),
+            REQUEST_FILTERS,
+            filters,
+            limit,
+            after,
+            base_key=lambda position: request_key(position.rsplit("#", 1)[1]),
+            read=request_from,
+            keep=keep,
+            expiring_after=expiring_after,
+        )
 
     def list_events(
         self,
@@ -216,28 +262,15 @@ class DynamoRunStore:
         limit: int,
         after: str | None,
     ) -> Found:
-        """Events in id order (time order), or the reverse; only those of one run (through ``gsi2``), of
-        one type, or from the id prefix ``since`` on; ``after`` is the id of the last event shown."""
+        """Events in id order (time order), or the reverse; only those of one run (``gsi2``), of one type
+        (its slot, with the run's or not), or from the id prefix ``since`` on (the sort key's range, in
+        whichever index is read); ``after`` is the id of the last event shown."""
         names: dict[str, str] = {}
         values: dict[str, AttributeValueTypeDef] = {}
         query: QueryInputTypeDef = {"TableName": self._table, "ScanIndexForward": not descending}
         start: dict[str, AttributeValueTypeDef] | None = None
-        if run_id is not None:
-            query["IndexName"] = _HISTORY.name
-            names["#pk"] = _HISTORY.partition_key
-            values[":pk"] = {"S": history_key(playbook, run_id)}
-            condition = "#pk = :pk"
-            if since is not None:
-                condition += " AND #sk >= :low"
-                names["#sk"] = _HISTORY.sort_key
-                values[":low"] = {"S": since}
-            if after is not None:
-                start = {
-                    **item_key(playbook_key(playbook), event_key(after)),
-                    _HISTORY.partition_key: {"S": history_key(playbook, run_id)},
-                    _HISTORY.sort_key: {"S": after},
-                }
-        else:
+        fetch = False
+        if run_id is None and event_type is None:
             names.update({"#pk": TABLE.partition_key, "#sk": TABLE.sort_key})
             values.update(
                 {
@@ -249,14 +282,56 @@ class DynamoRunStore:
             condition = "#pk = :pk AND #sk BETWEEN :low AND :high"
             if after is not None:
                 start = item_key(playbook_key(playbook), event_key(after))
+
+            def position(item: Mapping[str, Any]) -> str:
+                return str(item[TABLE.sort_key]["S"]).removeprefix("EVT#")
+        else:
+            if event_type is None:
+                assert run_id is not None
+                index, key = _HISTORY, history_key(playbook, run_id)
+            else:
+                chosen = {"type": event_type, **({"run_id": run_id} if run_id is not None else {})}
+                index = list_slot(EVENT_FILTERS, chosen)
+                combination = tuple(name for name in EVENT_FILTERS if name in chosen)
+                key = filter_key(events_list_key(playbook), combination, chosen)
+                fetch = True
+            query["IndexName"] = index.name
+            names["#pk"] = index.partition_key
+            values[":pk"] = {"S": key}
+            condition = "#pk = :pk"
+            if since is not None:
+                condition += " AND #sk >= :low"
+                names["#sk"] = index.sort_key
+                values[":low"] = {"S": since}
+            if after is not None:
+                start = {
+                    **item_key(playbook_key(playbook), event_key(after)),
+                    index.partition_key: {"S": key},
+                    index.sort_key: {"S": after},
+                }
+            sort_name = index.sort_key
+
+            def position(item: Mapping[str, Any]) -> str:
+                return str(item[sort_name]["S"])
+
         query["KeyConditionExpression"] = condition
-        if event_type is not None:
-            query["FilterExpression"] = "#type = :type"
-            names["#type"] = "type"
-            values[":type"] = {"S": event_type}
         query["ExpressionAttributeNames"] = names
         query["ExpressionAttributeValues"] = values
-        return self._page(query, start, limit, lambda item: event_from(self._plain(item), None))
+
+        def keep(item: Mapping[str, Any]) -> bool:
+            return (event_type is None or item.get("type") == event_type) and (
+                run_id is None or item.get("run_id") == run_id
+            )
+
+        return self._page(
+            query,
+            start,
+            limit,
+            lambda item: event_from(item, None),
+            position=position,
+            fetch=fetch,
+            keep=keep,
+        )
 
     # --- writes --------------------------------------------------------------------------------
 
@@ -333,7 +408,7 @@ class DynamoRunStore:
                 "UpdateExpression": (
                     "SET #state = :answered, #answer_id = :answer_id, #answer = :answer, "
                     "#claimed_for = :claimed_for, #answered_by = :answered_by, #answered_at = :at, "
-                    "#ended_at = :at REMOVE #gpk, #gsk"
+                    f"#ended_at = :at REMOVE #gpk, #gsk, {_SLOTS_REMOVED}"
                 ),
                 "ConditionExpression": "#state = :open AND #expires_at > :at",
                 "ExpressionAttributeNames": {
@@ -347,6 +422,7 @@ class DynamoRunStore:
                     "#expires_at": "expires_at",
                     "#gpk": _LIST.partition_key,
                     "#gsk": _LIST.sort_key,
+                    **_SLOT_NAMES,
                 },
                 "ExpressionAttributeValues": {
                     ":answered": {"S": "answered"},
@@ -487,8 +563,9 @@ class DynamoRunStore:
         items: list[TransactWriteItemTypeDef] = []
         if ending is not None:
             assert ending.finished_at is not None
-            update += ", #state = :standing, #ended_at = :ended_at REMOVE #gpk, #gsk"
+            update += f", #state = :standing, #ended_at = :ended_at REMOVE #gpk, #gsk, {_SLOTS_REMOVED}"
             names.update({"#ended_at": "ended_at", "#gpk": _LIST.partition_key, "#gsk": _LIST.sort_key})
+            names.update(_SLOT_NAMES)
             values[":ended_at"] = {"S": ending.finished_at}
             items.extend([self._end_run(playbook, ending), self._decrement(playbook)])
         request: TransactWriteItemTypeDef = {
@@ -643,6 +720,7 @@ class DynamoRunStore:
             "input_digest": run.input_digest,
             "attempt": run.attempt,
             "takes_answer": run.takes_answer,
+            **run_slots(playbook, run.type, run.name, run.status, run.started_at, run.run_id),
         }
         if run.status == "succeeded":
             values.update(self._output_values(playbook, run))
@@ -697,6 +775,12 @@ class DynamoRunStore:
             "state": request.state,
             "standing": request.standing,
             "attempts": request.attempts,
+            **request_slots(
+                playbook,
+                {"to": request.to, "type": request.type, "function": request.function},
+                request.requested_at,
+                request.run_id,
+            ),
         }
         if request.delivery is not None:
             values["delivery"] = _json(request.delivery.as_json())
@@ -738,6 +822,7 @@ class DynamoRunStore:
             values["run_id"] = event.run_id
             values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
             values[_HISTORY.sort_key] = event.id
+        values.update(event_slots(playbook, event.type, event.run_id, event.id))
         return {
             "Put": {
                 "TableName": self._table,
@@ -756,6 +841,12 @@ class DynamoRunStore:
             ":finished_at": {"S": run.finished_at},
         }
         update = "SET #status = :status, #finished_at = :finished_at"
+        # The run's entries in the slots that hold its status move with it, in this same write.
+        moved = run_slots(playbook, run.type, run.name, run.status, run.started_at, run.run_id, only="status")
+        for number, (name, value) in enumerate(sorted(moved.items())):
+            update += f", #s{number} = :s{number}"
+            names[f"#s{number}"] = name
+            values[f":s{number}"] = {"S": value}
         removed = []
         if run.status == "succeeded":  # a started run holds no output yet: only the new one is set
             for number, (name, value) in enumerate(self._output_values(playbook, run).items()):
@@ -805,6 +896,7 @@ class DynamoRunStore:
             "#ended_at": "ended_at",
             "#gpk": _LIST.partition_key,
             "#gsk": _LIST.sort_key,
+            **_SLOT_NAMES,
         }
         values: dict[str, AttributeValueTypeDef] = {
             ":open": {"S": "open"},
@@ -819,7 +911,9 @@ class DynamoRunStore:
             "Update": {
                 "TableName": self._table,
                 "Key": item_key(playbook_key(playbook), request_key(run_id)),
-                "UpdateExpression": "SET #state = :state, #ended_at = :at REMOVE #gpk, #gsk",
+                "UpdateExpression": (
+                    f"SET #state = :state, #ended_at = :at REMOVE #gpk, #gsk, {_SLOTS_REMOVED}"
+                ),
                 "ConditionExpression": condition,
                 "ExpressionAttributeNames": names,
                 "ExpressionAttributeValues": values,
@@ -903,31 +997,59 @@ class DynamoRunStore:
     def _plain(self, item: Mapping[str, Any]) -> dict[str, Any]:
         return self._codec.plain(item)
 
-    def _list_query(
-        self, list_key: str, filters: Mapping[str, str], *, expiring_after: str | None = None
-    ) -> QueryInputTypeDef:
-        names = {"#gpk": _LIST.partition_key}
-        values: dict[str, AttributeValueTypeDef] = {":gpk": {"S": list_key}}
+    def _listing(
+        self,
+        playbook: PlaybookRef,
+        list_key: str,
+        names: tuple[str, ...],
+        filters: Mapping[str, str],
+        limit: int,
+        after: str | None,
+        *,
+        base_key: Callable[[str], str],
+        read: Callable[[Mapping[str, Any]], Item],
+        keep: Callable[[Mapping[str, Any]], bool],
+        expiring_after: str | None = None,
+    ) -> Found:
+        """A newest-first list: ``gsi1`` under ``list_key`` unfiltered, else the slot of ``filters``
+        under the key of their values; ``after`` is a position (the index's sort key) to go on after."""
+        if filters:
+            index = list_slot(names, filters)
+            combination = tuple(name for name in names if name in filters)
+            key = filter_key(list_key, combination, filters)
+        else:
+            index, key = _LIST, list_key
+        attribute_names = {"#gpk": index.partition_key}
+        values: dict[str, AttributeValueTypeDef] = {":gpk": {"S": key}}
         query: QueryInputTypeDef = {
             "TableName": self._table,
-            "IndexName": _LIST.name,
+            "IndexName": index.name,
             "KeyConditionExpression": "#gpk = :gpk",
             "ScanIndexForward": False,
         }
-        conditions = []
-        for number, (name, value) in enumerate(sorted(filters.items())):
-            names[f"#f{number}"] = name
-            values[f":f{number}"] = {"S": value}
-            conditions.append(f"#f{number} = :f{number}")
         if expiring_after is not None:
-            names["#expires_at"] = "expires_at"
+            query["FilterExpression"] = "#expires_at > :expiring_after"
+            attribute_names["#expires_at"] = "expires_at"
             values[":expiring_after"] = {"S": expiring_after}
-            conditions.append("#expires_at > :expiring_after")
-        if conditions:
-            query["FilterExpression"] = " AND ".join(conditions)
-        query["ExpressionAttributeNames"] = names
+        query["ExpressionAttributeNames"] = attribute_names
         query["ExpressionAttributeValues"] = values
-        return query
+        start: dict[str, AttributeValueTypeDef] | None = None
+        if after is not None:
+            start = {
+                **item_key(playbook_key(playbook), base_key(after)),
+                index.partition_key: {"S": key},
+                index.sort_key: {"S": after},
+            }
+        sort_name = index.sort_key
+        return self._page(
+            query,
+            start,
+            limit,
+            read,
+            position=lambda item: str(item[sort_name]["S"]),
+            fetch=index is not _LIST,
+            keep=keep,
+        )
 
     def _page(
         self,
@@ -935,25 +1057,63 @@ class DynamoRunStore:
         start: Mapping[str, AttributeValueTypeDef] | None,
         limit: int,
         read: Callable[[Mapping[str, Any]], Item],
+        *,
+        position: Callable[[Mapping[str, Any]], str],
+        fetch: bool,
+        keep: Callable[[Mapping[str, Any]], bool],
     ) -> Found:
-        # One more than the page, so that "more follow" is known without an empty last page. A filter
-        # applies after DynamoDB's own Limit, so keep querying until the page is full: a page is full
-        # even when the filters skip items.
+        """One page of ``query``, in the index's order: one more item than the page, so that "more
+        follow" is known without an empty last page. A slot holds keys only (``fetch``): the items are
+        read by key, consistently, and checked again (``keep``: an index may lag a write). A filter
+        applies after DynamoDB's own Limit, so the read goes on until the page is full, the index ends, or
+        :attr:`read_bound` items were read: then the page is what it has, with where it stopped."""
         wanted = limit + 1
-        found: list[Item] = []
+        found: list[tuple[str, Item]] = []
         scanned = 0
+        last: Mapping[str, Any] | None = None
         while len(found) < wanted:
-            page_query: QueryInputTypeDef = {**query, "Limit": wanted}
+            page_query: QueryInputTypeDef = {**query, "Limit": wanted - len(found)}
             if start is not None:
                 page_query["ExclusiveStartKey"] = start
             with translated():
                 response = self._client.query(**page_query)
             scanned += int(response.get("ScannedCount", 0))
-            found.extend(read(item) for item in response.get("Items", []))
-            start = response.get("LastEvaluatedKey")
-            if not start:
+            raw = list(response.get("Items", []))
+            if fetch:
+                whole = self._fetch(raw)
+                scanned += len(raw)
+                pairs = [(position(item), whole.get(_key_of(item))) for item in raw]
+            else:
+                pairs = [(position(item), self._plain(item)) for item in raw]
+            found.extend((at, read(item)) for at, item in pairs if item is not None and keep(item))
+            last = response.get("LastEvaluatedKey")
+            start = last
+            if not last or scanned >= self.read_bound:
                 break
-        return Found(found[:limit], len(found) > limit, scanned)
+        if len(found) > limit:
+            return Found([item for _, item in found[:limit]], found[limit - 1][0], scanned)
+        return Found([item for _, item in found], position(last) if last else None, scanned)
+
+    def _fetch(self, keys: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The items at ``keys`` (those that exist), read by key 100 at a time, consistently."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for begin in range(0, len(keys), 100):
+            wanted = [
+                {TABLE.partition_key: key[TABLE.partition_key], TABLE.sort_key: key[TABLE.sort_key]}
+                for key in keys[begin : begin + 100]
+            ]
+            pending: dict[str, Any] = {self._table: {"Keys": wanted, "ConsistentRead": True}}
+            while pending:
+                with translated():
+                    response = self._client.batch_get_item(RequestItems=pending)
+                for item in response["Responses"].get(self._table, []):
+                    found[_key_of(item)] = self._plain(item)
+                pending = dict(response.get("UnprocessedKeys") or {})
+        return found
+
+
+def _key_of(item: Mapping[str, Any]) -> tuple[str, str]:
+    return str(item[TABLE.partition_key]["S"]), str(item[TABLE.sort_key]["S"])
 
 
 # --- items to values ---------------------------------------------------------------------------------
