@@ -17,7 +17,13 @@ Under the manual clock, work a request makes due at once (a delivery's first att
 request is answered.
 
 Calls into the API handler are serialized: a Lambda instance serves one event at a time, and
-powertools' resolver relies on that. After each request (and each piece of timed work) the server waits
+powertools' resolver relies on that. The listings (``GET`` of a playbook's ``runs``, ``events`` and
+``interactions``) are the exception (issue 31: one slow request holds no other): they only read, so
+each is answered outside the server's lock by a handler of its own thread (as another Lambda instance
+would), each of its reads applied alone under the store's lock (``parley.local.aws.moto_lock``, held
+per call); a listing never waits for a write in progress, nor holds one.
+
+After each request (and each piece of timed work) the server waits
 for the executions it set off to arrive — parked on their token, or ended and settled — so that what a
 client reads next already shows the effects, as the advance call promises. The handlers it waits for
 run on the executor's worker threads and never take the server's lock, so the wait cannot deadlock.
@@ -28,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -66,6 +73,8 @@ LOG: Final = logging.getLogger("parley.local")
 #: How long a request waits, after a restart, for the restored workflows to run again (a few seconds for
 #: hundreds of them); past it, it is answered all the same.
 REVIVAL_WAIT_SECONDS: Final = 60.0
+#: The listings answered outside the server's lock (see above).
+_LISTING: Final = re.compile(r"^/v1/orgs/[^/]+/playbooks/[^/]+/(?:runs|events|interactions)/?$")
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,8 @@ class LocalServer:
         #: for it (at most REVIVAL_WAIT_SECONDS), so that what a client does after a restart meets them.
         self.revived = threading.Event()
         self.lock = threading.RLock()
+        #: Each request thread's own handler for the listings (see above), built on its first listing.
+        self._listers = threading.local()
         # Listen first: a port in use fails before anything else is set up.
         self.front = HttpFront(
             listening_socket(options.host, options.port),
@@ -261,6 +272,8 @@ class LocalServer:
     ) -> HttpReply:
         event = api_gateway_event(method, target, headers, body, source_ip=ip)
         self.revived.wait(REVIVAL_WAIT_SECONDS)  # (after a restart: the workflows run again first)
+        if method == "GET" and _LISTING.match(event["path"]):
+            return http_reply(self._list(event))
         with self.lock:
             try:
                 if isinstance(self.clock, ManualClock) and is_clock_path(event["path"]):
@@ -282,6 +295,21 @@ class LocalServer:
             except JournalFailed as exc:  # not acknowledged: the client must not take it as kept
                 result = problem_result(Problem("unavailable", f"{exc}; what this request did is not kept."))
         return http_reply(result)
+
+    def _list(self, event: dict[str, Any]) -> dict[str, Any]:
+        """A listing, outside the server's lock, by this thread's own handler (it writes nothing, so
+        there is nothing to settle or keep before its answer)."""
+        handler = getattr(self._listers, "handler", None)
+        if handler is None:
+            from parley.api.app import build_handler
+
+            handler = self._listers.handler = build_handler(self.runtime)
+        try:
+            context = LambdaContext(aws_request_id=event["requestContext"]["requestId"])
+            result: dict[str, Any] = handler(event, context)
+        except Exception as exc:  # still an answer, never a dropped connection
+            result = problem_result(internal_problem(exc, path=event["path"]))
+        return result
 
     def _run_work_due_now(self) -> None:
         """Under the manual clock, work the request made due at once (a delivery's first attempt) runs
