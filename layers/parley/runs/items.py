@@ -260,3 +260,33 @@ def event_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Ev
         data=content,
         omitted=omitted,
     )
+
+
+def with_listing_indexes(item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` (DynamoDB JSON) with the filter slots' attributes of a run, an open request or an event
+    (issue 31), for items written before the slots were (a data folder's): a run lacking them is in
+    ``list_runs`` unfiltered but in no filtered list until it is written again. Other items, and items
+    that hold them, come back as they are."""
+    if "gsi3pk" in item or "kind" not in item or "pk" not in item:
+        return dict(item)
+    kind = item["kind"].get("S")
+    org_playbook = str(item["pk"]["S"]).removeprefix("PB#").split("#", 1)
+    if len(org_playbook) != 2:
+        return dict(item)
+    playbook = PlaybookRef(org_playbook[0], org_playbook[1])
+
+    def text(name: str) -> str:
+        return str(item.get(name, {}).get("S", ""))
+
+    if kind == "run":
+        added = run_slots(
+            playbook, text("type"), text("name"), text("status"), text("started_at"), text("run_id")
+        )
+    elif kind == "request" and text("state") == "open":
+        values = {"to": text("to"), "type": text("type"), "function": text("function")}
+        added = request_slots(playbook, values, text("requested_at"), text("run_id"))
+    elif kind == "event":
+        added = event_slots(playbook, text("type"), text("run_id") or None, text("event_id"))
+    else:
+        return dict(item)
+    return {**item, **{name: {"S": value} for name, value in added.items()}}

@@ -20,7 +20,7 @@ from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
 from parley.infrastructure.table import FILTER_INDEXES, TABLE, filter_index
 from parley.runs.events import event_id_floor, new_event_id
-from parley.runs.items import RUN_FILTERS, combinations, request_slot_names
+from parley.runs.items import RUN_FILTERS, combinations, request_slot_names, with_listing_indexes
 from parley.runs.listing import list_scope
 from parley.runs.model import Event, Run
 from parley.runs.service import RunService
@@ -240,9 +240,11 @@ def test_list_playbook_events_by_type_run_since_and_order(
 
 
 def test_cursors_keep_their_shape_and_another_shape_is_refused_with_words_to_list_again(
-    run: Any, service: RunService
+    run: Any, service: RunService, manual_clock: ManualClock
 ) -> None:
-    older, newer = run(), run()
+    older = run()
+    manual_clock.advance(1)
+    newer = run()
     scope = list_scope("runs", PLAYBOOK, {})
 
     # A cursor given out before the indexes (the time and the run id) still goes on where it was.
@@ -253,3 +255,19 @@ def test_cursors_keep_their_shape_and_another_shape_is_refused_with_words_to_lis
             service.list_runs(PLAYBOOK, cursor=encode_cursor(scope, position))
         assert caught.value.status == 400
         assert "start without a cursor" in caught.value.detail
+
+
+# --- items written before the slots ---------------------------------------------------------------------
+
+
+def test_items_written_before_the_slots_get_them_back_as_the_store_writes_them(
+    run: Any, service: RunService
+) -> None:
+    started = run()
+    slots = {name for index in FILTER_INDEXES for name in (index.partition_key, index.sort_key)}
+    for sk in (f"RUN#{started.run_id}", f"REQ#{started.run_id}"):
+        written = _raw(service, sk)
+        before = {name: value for name, value in written.items() if name not in slots}
+
+        assert with_listing_indexes(before) == written
+        assert with_listing_indexes(written) == written
