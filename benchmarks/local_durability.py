@@ -11,6 +11,11 @@ costs, and how long a restart takes with many open requests.
   process (``LocalServer.answer``, what the HTTP front calls), p50 and p99 of ``ROUNDS``, with a data
   folder and without one (``--data none``), interleaved; and the commits per write, under a burst of
   concurrent answers (group commit: fewer ``fsync`` than writes).
+- **The burst figure** (item 3): ``HTTP_BURST`` concurrent answers to as many open requests, each on its
+  own thread and connection, all let go at once, against a real local server (in process, with a data
+  folder, through its HTTP front): how many got ``200`` and how long the burst took, from the moment
+  they were let go until the last answer came back. Requests beyond what the server answers at once
+  wait in its queue (``parley.local.front``) rather than being refused.
 - **Restart** of ``parley serve --clock manual`` on a data folder with 1,000 and 10,000 open requests
   (seeded as ``benchmarks.local_scale`` seeds them: runs of the example through the API, then clones):
   the seconds from the process's start to its start-up line, and the reading of the folder the line
@@ -36,6 +41,8 @@ ROOT: Final = Path(__file__).resolve().parent.parent
 SIZES: Final = (1_000, 10_000)
 ROUNDS: Final = 200
 BURST: Final = 32
+#: Item 3: "a burst of 200 concurrent answers to 200 requests gets 200 ``200``s".
+HTTP_BURST: Final = 200
 OPERATOR: Final = """
 principals:
   - { id: dev, token: dev-token, grants: [{ org: acme, playbook: campaigns, role: write }] }
@@ -65,6 +72,7 @@ def _python(*arguments: str, timeout: float = 900) -> dict[str, Any]:
 
 def measure() -> dict[str, Any]:
     figures = _python("--writes")
+    figures.update(_python("--http-burst"))
     restarts = []
     with tempfile.TemporaryDirectory() as scratch:
         for size in SIZES:
@@ -102,6 +110,13 @@ def report() -> None:
         " than an fsync,"
     )
     print("  so concurrent answers seldom meet in one commit")
+    print(
+        f"  the burst figure: {HTTP_BURST} concurrent answers to {HTTP_BURST} open requests over HTTP: "
+        f"{figures['http_burst_ok']} answered 200 (goal: {HTTP_BURST}), the burst took "
+        f"{figures['http_burst_s']:.1f} s"
+    )
+    if figures["http_burst_other"]:
+        print(f"    the others: {figures['http_burst_other']}")
     for stage in figures["restarts"]:
         print(
             f"  restart with {stage['open']:>6,} open requests ({stage['items']:,} items): start-up line "
@@ -211,6 +226,59 @@ def _burst(server: Any, seeder: Any) -> dict[str, int]:
     return {"burst_commits": journal.commits - commits, "burst_writes": journal.changes - before}
 
 
+def _http_burst() -> dict[str, Any]:
+    """``HTTP_BURST`` answers to as many open requests, each on its own thread and connection, let go
+    together (a barrier) against the server's HTTP front; the seconds from their release to the last
+    reply, and how many replies were ``200`` (the others counted by status, or by the error met)."""
+    import httpx
+
+    from benchmarks.local_scale import BASE, HEADERS, _Seeder
+    from parley.config import parse_operator_config
+    from parley.local.server import ServeOptions, running
+
+    operator = parse_operator_config(OPERATOR, "bench", environ={})
+    with tempfile.TemporaryDirectory() as scratch:
+        options = ServeOptions(port=0, clock="manual", data=Path(scratch) / "data")
+        with running(options, operator) as server:
+            seeder = _Seeder(server)
+            seeder.run_to(HTTP_BURST)
+            ids = list(seeder.open_ids)
+            barrier = threading.Barrier(HTTP_BURST + 1)
+            outcomes: list[str] = [""] * HTTP_BURST
+            ended: list[float] = [0.0] * HTTP_BURST
+
+            def answer(i: int) -> None:
+                barrier.wait()
+                try:
+                    reply = httpx.post(
+                        f"{server.url}{BASE}/runs/{ids[i]}/answer",
+                        json={"answer": {"verdict": "approve"}},
+                        headers=HEADERS,
+                        timeout=300,
+                    )
+                    outcomes[i] = str(reply.status_code)
+                except httpx.HTTPError as exc:
+                    outcomes[i] = type(exc).__name__
+                ended[i] = time.monotonic()
+
+            threads = [threading.Thread(target=answer, args=(i,)) for i in range(HTTP_BURST)]
+            for thread in threads:
+                thread.start()
+            barrier.wait()
+            began = time.monotonic()
+            for thread in threads:
+                thread.join()
+    other: dict[str, int] = {}
+    for outcome in outcomes:
+        if outcome != "200":
+            other[outcome] = other.get(outcome, 0) + 1
+    return {
+        "http_burst_ok": outcomes.count("200"),
+        "http_burst_s": max(ended) - began,
+        "http_burst_other": other,
+    }
+
+
 def _seed(size: int, folder: Path) -> dict[str, Any]:
     """A data folder with ``size`` open requests (``benchmarks.local_scale``'s seeding), saved whole."""
     from benchmarks.local_scale import _Seeder
@@ -281,6 +349,8 @@ def _revive(folder: Path) -> dict[str, float]:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--writes"]:
         print(json.dumps(_writes()))
+    elif sys.argv[1:2] == ["--http-burst"]:
+        print(json.dumps(_http_burst()))
     elif sys.argv[1:2] == ["--revive"]:
         print(json.dumps(_revive(Path(sys.argv[2]))))
     elif sys.argv[1:2] == ["--seed"]:
