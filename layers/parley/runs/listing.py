@@ -1,6 +1,16 @@
 """Lists and their cursors (``http-api.md``: lists are newest first, ``limit`` is 1 to 100, 50 when
 left out, ``next_cursor`` is ``null`` on the last page): the checks every list makes, in order, and the
-cursor bound to the list and its filters, so that a cursor of another list is refused."""
+cursor bound to the list and its filters, so that a cursor of another list is refused.
+
+Each list reads one index in order and stops at its page (issue 31; ``parley.runs.store``): the
+unfiltered lists ``gsi1`` (runs, open requests) or the playbook's own key range (events), a run's events
+``gsi2``, and every filter combination its own slot (``parley.infrastructure.table``). A page reads at
+most ``parley.runs.store.READ_BOUND`` items (500): where a filter after the key skips more (an open
+request past its expiry that the timer has not ended yet), the page is what was found, possibly short
+or empty, with a ``next_cursor`` from where the read stopped, as DynamoDB itself pages. A cursor holds
+the position in the index (the time and the run id; an event's id), the same shape as before the
+indexes, so cursors given out before them still go on; any other is refused ``400``, "start without a
+cursor"."""
 
 from __future__ import annotations
 

@@ -15,6 +15,13 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
   ``parley.runs.events``); ``gsi2pk = RUN#{org}#{playbook}#{run_id}``, ``gsi2sk = {event_id}`` (a
   run's history, in order). ``data`` is JSON text.
 - the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
+- the filter slots (issue 31; ``gsi3pk``/``gsi3sk`` to ``gsi9pk``/``gsi9sk``,
+  ``parley.runs.items``): a run holds one entry for each combination of ``type``, ``name`` and
+  ``status`` (those holding ``status`` move in the write that ends it); an open request one for each
+  combination of ``to``, ``type`` and ``function`` (removed with its ``gsi1`` keys when it leaves the
+  list); an event one by ``type`` and, of a run, one by ``type`` and ``run_id``. The slots hold keys
+  and ``expires_at`` only: a filtered page reads its keys, then its items by key (``BatchGetItem``,
+  consistent), checked again against the filters.
 - a run's work that waits (an agent run, ``agent-runs.md``): ``sk = WORK#{run_id}``; ``claimed``, the
   last segment of work an invocation took (0 at the start, ``n`` after the run's ``n``-th request), and
   ``state``, the type's state of the work as JSON text (or ``state_ref`` in the content store past
