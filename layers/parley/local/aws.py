@@ -186,6 +186,32 @@ def moto_table(name: str = LOCAL_TABLE) -> Any:
     return dynamodb_backends[LOCAL_ACCOUNT][LOCAL_REGION].get_table(name)
 
 
+def backfill_listing_indexes(name: str = LOCAL_TABLE) -> int:
+    """Give the runs, open requests and events of moto's table that lack them the listings' filter slots
+    (issue 31: items a data folder kept from before the slots; ``parley.runs.items.with_listing_indexes``),
+    in place, under :func:`moto_lock`; how many items were given them. Idempotent: a restart finds
+    none to give."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    from parley.infrastructure.table import FILTER_INDEXES
+    from parley.runs.items import with_listing_indexes
+
+    marker = FILTER_INDEXES[0].partition_key  # (every run, open request and event has an entry there)
+    table = moto_table(name)
+    given = 0
+    with moto_lock():
+        for by_sort in table.items.values():
+            for item in by_sort.values():
+                if marker in item.attrs or "kind" not in item.attrs:
+                    continue
+                attributes = item.to_json()["Attributes"]
+                whole = with_listing_indexes(attributes)
+                for added in whole.keys() - attributes.keys():
+                    item.attrs[added] = DynamoType(whole[added])
+                given += whole.keys() != attributes.keys()
+    return given
+
+
 @functools.cache
 def moto_lock() -> threading.RLock:
     """The one lock of every serialized client (held across calls, it keeps the table still)."""

@@ -168,7 +168,7 @@ class LocalServer:
     def _load_data(self, folder: Path, table: str, client: Any) -> None:
         """Put back what the data folder kept, and keep every write from now on: journaled as it is
         made, on disk before the response that reports it (``parley.local.persistence``)."""
-        from parley.local.aws import moto_lock
+        from parley.local.aws import backfill_listing_indexes, moto_lock
 
         assert self.runtime.content is not None and self.journal is not None
         data = LocalData(
@@ -181,6 +181,7 @@ class LocalServer:
             journal=self.journal,
         )
         self.restored = data.load()
+        backfill_listing_indexes(table)  # (items kept before the listings' indexes: issue 31)
         data.keep(client, self.clock if isinstance(self.clock, ManualClock) else None)
         self.data = data
         self.executor.before_crash = data.durable  # (the crash tests' fault: parley.local.executor)
