@@ -271,3 +271,18 @@ def test_items_written_before_the_slots_get_them_back_as_the_store_writes_them(
 
         assert with_listing_indexes(before) == written
         assert with_listing_indexes(written) == written
+
+
+def test_a_cancelled_run_leaves_the_interactions_slots_and_moves_to_rejected(
+    run: Any, service: RunService
+) -> None:
+    started = run()
+    assert len(service.list_interactions(PLAYBOOK, function=APPROVE).items) == 1
+
+    service.cancel_run(PLAYBOOK, started.run_id, reason="Launch moved", cancelled_by="dev")
+
+    assert service.list_interactions(PLAYBOOK, function=APPROVE).items == ()
+    assert not set(request_slot_names()) & set(_raw(service, f"REQ#{started.run_id}"))
+    rejected = service.list_runs(PLAYBOOK, status="rejected", definition_type="interaction")
+    assert [r["run_id"] for r in rejected.as_json()["runs"]] == [started.run_id]
+    assert service.list_runs(PLAYBOOK, status="started").items == ()
