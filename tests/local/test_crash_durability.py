@@ -8,13 +8,15 @@ Deliveries go through the demo chat (``parley.demo.server``), served by the test
 that it outlives the kill; the server's operator configuration names it as the tool server ``chat``. The
 stream runs a notification and a question sent through its ``post_message`` (each to a channel of its
 own), arms the chat's failure switch (the next call fails, or is slow, so a kill may cut an attempt
-short), and advances the clock so that attempts follow. After the restart: a notification a response
-showed delivered has succeeded; each request's ``attempts`` and ``standing`` agree with its
-``delivery_*`` events; no attempt number is claimed twice; and the chat, which keeps every message it
-received, holds at most one message per attempt its run recorded (an attempt is recorded, on disk,
-before it is sent: interaction-format.md, "Attempts").
+short), and advances the clock so that attempts follow. After the restart, a notification a response
+showed delivered has succeeded; then the clock moves a minute (an attempt the kill cut off is counted
+``lost`` and the next one made) and the server stops. In the folder it left, each request's
+``attempts`` and ``standing`` agree with its ``delivery_*`` events, no attempt number is claimed twice,
+and the chat, which keeps every message it received, holds at most one message per attempt its run
+recorded (an attempt is recorded, on disk, before it is sent: interaction-format.md, "Attempts").
 
-Hypothesis draws the streams and the points, six of them (each costs two starts of the server)."""
+Hypothesis draws the streams and the points, six of them (each costs two starts of the server), beside
+two streams given whole (a delivery that fails, and kills while an attempt is under way)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from mcp_servers import free_port
 
@@ -142,6 +144,7 @@ steps = st.lists(
         st.tuples(st.just("answer"), st.integers(0, 20)),
         st.tuples(st.just("advance"), st.sampled_from([0, 60, 3600])),
         st.tuples(st.sampled_from(["notify", "ask"]), st.integers(0, 0)),
+        st.tuples(st.sampled_from(["notify", "ask"]), st.integers(0, 0)),  # (drawn twice as often)
         st.tuples(st.just("flaky"), st.integers(0, len(FLAKES) - 1)),
     ),
     min_size=2,
@@ -297,6 +300,18 @@ def operator_with(chat: DemoChat) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+# Drawn at random, a stream seldom has a failure switch before a delivery: two streams that do, always
+# run. A notification whose attempt 1 fails, then a question killed while its attempt is under way (the
+# chat is slow); and a notification killed while the advance makes its attempt 2.
+@example(
+    stream=[("flaky", 0), ("notify", 0), ("flaky", 1), ("ask", 0)], kill_after=3, in_flight=True, delay_ms=150
+)
+@example(
+    stream=[("flaky", 0), ("notify", 0), ("flaky", 1), ("advance", 60)],
+    kill_after=3,
+    in_flight=True,
+    delay_ms=150,
+)
 @given(
     stream=steps,
     kill_after=st.integers(0, 8),
@@ -334,6 +349,9 @@ def test_every_acknowledged_write_survives_a_kill_at_any_point(
             process.wait(timeout=30)
         with serving(folder, free_port()) as (process, client):
             check(client, facts)
+            # An attempt the kill cut off counts as failed a minute after it started; the next follows.
+            moved = client.post("/_local/clock/advance", json={"seconds": 60})
+            assert moved.status_code == 200, moved.text
             process.send_signal(signal.SIGTERM)
             assert process.wait(timeout=30) == 0
         check_on_disk(folder / "data" / "parley-local.sqlite", chat, facts.tag)
