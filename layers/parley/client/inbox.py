@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from parley.client import printing
@@ -25,37 +26,27 @@ def inbox(args: argparse.Namespace, connection: Connection) -> int:
     params = {"to": args.to, "type": args.type, "function": args.function, "limit": args.limit,
               "cursor": args.cursor}  # fmt: skip
     page: dict[str, Any] = connection.get("/interactions", params)
-    found = page.get("interactions") or []
-    if args.json:
-        printing.dump_json(page)
-        return OK
-    if args.quiet:
-        for each in found:
-            printing.out(str(each.get("run_id")))
-        return OK
-    if not found:
-        printing.out("Nothing waits in the inbox.")
-        return OK
-    printing.table(
-        ("RUN ID", "FUNCTION", "TO", "ASKS", "EXPIRES", "STANDING"),
-        (
-            (
-                str(each.get("run_id")),
-                f"{each.get('type')} {each.get('function')}",
-                printing.clip(str(each.get("to") or "-"), 24),
-                _asks(each),
-                printing.when(each.get("expires_at")),
-                str(each.get("standing")),
-            )
-            for each in found
+    printing.page_of(
+        page,
+        "interactions",
+        as_json=args.json,
+        quiet=args.quiet,
+        empty="Nothing waits in the inbox.",
+        headers=("RUN ID", "FUNCTION", "TO", "ASKS", "EXPIRES", "STANDING"),
+        row=lambda each: (
+            str(each.get("run_id")),
+            f"{each.get('type')} {each.get('function')}",
+            printing.clip(str(each.get("to") or "-"), 24),
+            _asks(each),
+            printing.when(each.get("expires_at")),
+            str(each.get("standing")),
         ),
+        more="parley inbox",
     )
-    if page.get("next_cursor"):
-        printing.err(f"More: parley inbox --cursor {page['next_cursor']}")
     return OK
 
 
-def _asks(request: dict[str, Any]) -> str:
+def _asks(request: Mapping[str, Any]) -> str:
     message = str(request.get("message") or "")
     first = next((line.strip() for line in message.splitlines() if line.strip()), "")
     kind = "approval: " if request.get("approval") else "" if request.get("takes_answer", True) else "note: "

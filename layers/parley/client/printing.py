@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TextIO
 
 CELL_MAX: Final = 60
@@ -62,6 +62,36 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
     for row in shown:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         out("  ".join([*cells, row[-1]]).rstrip())
+
+
+def page_of(
+    page: Mapping[str, Any],
+    key: str,
+    *,
+    as_json: bool,
+    quiet: bool,
+    empty: str,
+    headers: Sequence[str],
+    row: Callable[[Mapping[str, Any]], Sequence[str]],
+    more: str,
+) -> None:
+    """A page of a listing as every listing command prints it: the server's JSON (``--json``), the run
+    ids (``-q``), or a table of ``row`` for each item (``empty`` when none), then the command that reads
+    the next page (``more`` and its cursor), on stderr so that the table stays clean for pipes."""
+    found = page.get(key) or []
+    if as_json:
+        dump_json(page)
+        return
+    if quiet:
+        for each in found:
+            out(str(each.get("run_id")))
+        return
+    if not found:
+        out(empty)
+        return
+    table(headers, (row(each) for each in found))
+    if page.get("next_cursor"):
+        err(f"More: {more} --cursor {page['next_cursor']}")
 
 
 def fields(pairs: Iterable[tuple[str, str | None]]) -> None:

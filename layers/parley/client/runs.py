@@ -23,32 +23,22 @@ def runs(args: argparse.Namespace, connection: Connection) -> int:
     params = {"type": args.type, "name": args.name, "status": args.status, "limit": args.limit,
               "cursor": args.cursor}  # fmt: skip
     page: dict[str, Any] = connection.get("/runs", params)
-    found = page.get("runs") or []
-    if args.json:
-        printing.dump_json(page)
-        return OK
-    if args.quiet:
-        for each in found:
-            printing.out(str(each.get("run_id")))
-        return OK
-    if not found:
-        printing.out("No runs.")
-        return OK
-    printing.table(
-        ("RUN ID", "FUNCTION", "STATUS", "STARTED", "ENDED"),
-        (
-            (
-                str(each.get("run_id")),
-                f"{each.get('type')} {each.get('name')}",
-                str(each.get("status")),
-                printing.when(each.get("started_at")),
-                printing.when(each.get("finished_at")),
-            )
-            for each in found
+    printing.page_of(
+        page,
+        "runs",
+        as_json=args.json,
+        quiet=args.quiet,
+        empty="No runs.",
+        headers=("RUN ID", "FUNCTION", "STATUS", "STARTED", "ENDED"),
+        row=lambda each: (
+            str(each.get("run_id")),
+            f"{each.get('type')} {each.get('name')}",
+            str(each.get("status")),
+            printing.when(each.get("started_at")),
+            printing.when(each.get("finished_at")),
         ),
+        more="parley runs",
     )
-    if page.get("next_cursor"):
-        printing.err(f"More: parley runs --cursor {page['next_cursor']}")
     return OK
 
 
