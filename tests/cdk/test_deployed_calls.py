@@ -33,36 +33,7 @@ from parley.infrastructure.functions import FUNCTIONS
 
 pytestmark = pytest.mark.cdk
 
-_TABLE_ACTIONS = (
-    "BatchGetItem",
-    "Scan",
-    "BatchWriteItem",
-    "DescribeTable",
-    "GetRecords",
-    "GetShardIterator",
-    "ConditionCheckItem",
-    "DeleteItem",
-    "Query",
-    "PutItem",
-)
-_MACHINE_ACTIONS = {
-    "api": ("DescribeExecution", "DescribeStateMachine", "UpdateStateMachine", "PublishStateMachineVersion"),
-    **{
-        name: (
-            "DescribeExecution",
-            "DescribeStateMachine",
-            "GetExecutionHistory",
-            "StopExecution",
-            "UpdateStateMachine",
-            "PublishStateMachineVersion",
-        )
-        for name in ("timer", "workflow")
-    },
-}
-
-#: Actions a role grants that no recorded call makes, each with its reason. Keys: a function's name,
-#: ``*`` for every function, or the logical id's start of a service role (``Runs``, ``Scheduling``,
-#: ``Workflows``).
+#: The reasons of NOT_CALLED below.
 _LAMBDA_LOGS = "Lambda's runtime writes the function's own log group as its role"
 _TRACING = "active tracing: Lambda's runtime sends the segments as the function's role"
 _DESTINATION = "the function's on-failure destination: Lambda sends the failed event (CDK adds the reads)"
