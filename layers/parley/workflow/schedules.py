@@ -422,7 +422,7 @@ def _still_started(
         run = runs.store.get_run(playbook, previous)
         return previous if run is not None and run.status == "started" and previous != own else None
     # The first firing after a save: a run the schedule started under any version may still be going.
-    after: tuple[str, str] | None = None
+    after: str | None = None
     while True:
         found = runs.store.list_runs(
             playbook, filters={"type": TYPE, "name": name, "status": "started"}, limit=_PAGE, after=after
@@ -432,9 +432,9 @@ def _still_started(
                 current = runs.store.get_run(playbook, run.run_id)  # the list's index may lag
                 if current is not None and current.status == "started":
                     return str(run.run_id)
-        if not found.more or not found.items:
+        if found.resume is None:
             return None
-        after = (found.items[-1].started_at, found.items[-1].run_id)
+        after = found.resume
 
 
 def _schedule_next(runtime: Runtime, firing: Firing, schedule: Schedule, previous: str) -> None:
