@@ -121,18 +121,15 @@ class WorkState:
 
 @dataclass(frozen=True)
 class Found:
-    """Items of one page; where the next page starts (the sort key, in the index read, of the last item
-    the page considered: its last item's, or where a bounded read stopped), ``None`` on the last page;
-    and the items read (DynamoDB's ``ScannedCount`` over the page's queries, and the items fetched by
-    key)."""
+    """Items of one page; whether more follow; the items read (DynamoDB's ``ScannedCount`` over the
+    page's queries, and the items fetched by key); and where the next page starts (the sort key, in the
+    index read, of the last item the page considered: its last item's, or where a bounded read stopped),
+    ``None`` on the last page."""
 
     items: list[Any]
-    resume: str | None
+    more: bool
     scanned: int
-
-    @property
-    def more(self) -> bool:
-        return self.resume is not None
+    resume: str | None = None
 
 
 def _json(value: Any) -> str:
@@ -1098,8 +1095,9 @@ class DynamoRunStore:
             if not last or scanned >= self.read_bound:
                 break
         if len(found) > limit:
-            return Found([item for _, item in found[:limit]], found[limit - 1][0], scanned)
-        return Found([item for _, item in found], position(last) if last else None, scanned)
+            return Found([item for _, item in found[:limit]], True, scanned, found[limit - 1][0])
+        resume = position(last) if last else None
+        return Found([item for _, item in found], resume is not None, scanned, resume)
 
     def _fetch(self, keys: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The items at ``keys`` (those that exist), read by key 100 at a time, consistently."""

@@ -432,7 +432,7 @@ def _still_started(
                 current = runs.store.get_run(playbook, run.run_id)  # the list's index may lag
                 if current is not None and current.status == "started":
                     return str(run.run_id)
-        if found.resume is None:
+        if not found.more or found.resume is None:
             return None
         after = found.resume
 
