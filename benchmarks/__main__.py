@@ -12,6 +12,7 @@ from benchmarks import (
     cold_start,
     create_definition,
     import_time,
+    listings,
     local_durability,
     local_scale,
     reason_memory,
@@ -93,6 +94,8 @@ def main() -> None:
     local_scale.report()
     print()
     local_durability.report()
+    print()
+    listings.report()
     print()
     cold_start.report()
 
