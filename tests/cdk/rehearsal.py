@@ -35,10 +35,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
-import datetime
 import http.server
 import io
-import ipaddress
 import json
 import logging
 import os
@@ -62,6 +60,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from botocore.parsers import ResponseParserError
+from self_signed import self_signed
 
 ACCOUNT: Final = "123456789012"
 REGION: Final = "us-east-1"
@@ -579,45 +578,11 @@ def invoke(aws: MotoAccount, function_name: str, event: Any) -> Any:
 # -- https on 127.0.0.1 ----------------------------------------------------------------------------------
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A key and a certificate for 127.0.0.1, valid for a day (PEM files in ``folder``)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    key_path, certificate_path = folder / "key.pem", folder / "certificate.pem"
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    certificate_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    return key_path, certificate_path
-
-
 @contextlib.contextmanager
 def https_documents(documents: Mapping[str, bytes], folder: Path) -> Iterator[tuple[str, Path]]:
     """``documents`` (by path) served as JSON over https on 127.0.0.1: the base URL and the certificate
     a client must trust."""
-    key, certificate = _self_signed(folder)
+    key, certificate = self_signed(folder)
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -13,8 +13,6 @@
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import ssl
 import threading
 import time
@@ -30,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_servers import LocalToolServer, free_port
+from self_signed import self_signed
 from starlette.types import Receive, Scope, Send
 
 from parley.ports.tools import Bounds, ServerAddress, ToolNotOffered, ToolServerFailure
@@ -143,43 +142,10 @@ def read(client: McpToolClient, server: ChatServer, tool: str = "thread_replies"
 # --- the TLS context ---------------------------------------------------------------------------------------
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = folder / "cert.pem", folder / "key.pem"
-    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return cert_file, key_file
-
-
 @pytest.fixture
 def https_tools(tmp_path: Path) -> Iterator[tuple[ServerAddress, Path]]:
     """The test tool server over HTTPS with a self-signed certificate."""
-    cert_file, key_file = _self_signed(tmp_path)
+    key_file, cert_file = self_signed(tmp_path)
     port = free_port()
     state = LocalToolServer(port)
     with serving(state, port, ssl_certfile=str(cert_file), ssl_keyfile=str(key_file)):
