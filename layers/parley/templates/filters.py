@@ -4,7 +4,8 @@ reasoning-format.md, "Filters": Liquid's standard data and string filters (the l
 runtime's ``money``, ``clip`` and ``words``. python-liquid 2 implements most of the standard ones;
 the LiquidJS/Jekyll ones it lacks (``array_to_sentence_string``, ``group_by``, ``json``,
 ``normalize_whitespace``, ``number_of_words``, ``pop``, ``push``, ``raw``, ``shift``, ``slugify``,
-``to_integer``, ``unshift``, ``xml_escape``) are written here. Date filters, ``sample``, digests,
+``to_integer``, ``unshift``, ``xml_escape``) are written here, and ``map`` is python-liquid's with a
+missing property read as nil (issue 30), as LiquidJS reads it. Date filters, ``sample``, digests,
 ``strip_html``, URL encoders, expression filters, ``inspect`` and ``jsonify`` are left out on purpose.
 
 "The template" also says how a value renders: a list as its items with no separators, an object as
@@ -139,6 +140,19 @@ def join(value: object, separator: object = " ") -> str:
     if isinstance(value, (list, tuple, range)):
         return sep.join(to_text(item) for item in value)
     return to_text(value)
+
+
+#: What python-liquid's ``map`` gives for an item that lacks the property: a marker of its own, which
+#: ``compact`` keeps, ``uniq`` tells apart from nil and JSON cannot write.
+_LIQUID_MISSING: Final = liquid_array._NULL
+
+
+def map_(value: object, key: object) -> object:
+    """Each item's ``key`` property, nil for an item without it (so ``| json`` writes ``null``)."""
+    mapped = liquid_array.map_(value, key)
+    if not isinstance(mapped, list):  # nil, for a list holding nil
+        return mapped
+    return [None if item is _LIQUID_MISSING else item for item in mapped]
 
 
 def first(value: object) -> object:
@@ -425,7 +439,6 @@ def available_filters() -> dict[str, FilterFunc]:
         "find": liquid_array.find,
         "find_index": liquid_array.find_index,
         "has": liquid_array.has,
-        "map": liquid_array.map_,
         "reject": liquid_array.reject,
         "reverse": liquid_array.reverse,
         "sort": liquid_array.sort,
@@ -442,6 +455,7 @@ def available_filters() -> dict[str, FilterFunc]:
         "join": join,
         "json": json_filter,
         "last": last,
+        "map": map_,
         "normalize_whitespace": normalize_whitespace,
         "number_of_words": number_of_words,
         "pop": pop,

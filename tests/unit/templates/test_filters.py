@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from typing import Final
 
 import pytest
 
-from parley.templates.render import RenderFailure, render_text
+from parley.templates.render import RenderFailure, render_text, render_typed
 
 DATA: Mapping[str, object] = {"input": {}, "today": "2026-10-17", "now": "2026-10-17T10:18:42Z"}
 
@@ -124,3 +126,40 @@ def test_uniq_is_linear_on_a_long_list() -> None:
 def test_to_integer_of_a_word_stops_the_render() -> None:
     with pytest.raises(RenderFailure, match="to_integer"):
         render("{{ 'abc' | to_integer }}")
+
+
+ITEMS: Final = [{"owner": "ana", "n": 1}, {"n": 2}, {"owner": None, "n": 3}]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('{{ input.items | map: "owner" | json }}', '["ana",null,null]'),
+        ('{{ input.items | map: "owner" | json: 2 }}', '[\n  "ana",\n  null,\n  null\n]'),
+        ('{{ input.items | map: "owner" | compact | json }}', '["ana"]'),
+        ('{% assign o = input.items | map: "owner" %}{{ input.items | push: o | json }}', None),
+        ('{{ input.items | group_by: "owner" | map: "name" | json }}', '["ana",null]'),
+        ('{{ input.items | map: "owner" | uniq | json }}', '["ana",null]'),
+        ("{{ nil | json }}", "null"),
+        ('{{ input.items | map: "owner" | join: "," }}', "ana,,"),
+    ],
+)
+def test_a_missing_value_is_nil_and_json_writes_it_as_null(source: str, expected: str | None) -> None:
+    """A property an item lacks reads as nil (``map``), and ``json`` writes nil as ``null`` at any depth."""
+    rendered = render(source, items=ITEMS)
+    if expected is None:
+        assert json.loads(rendered)[-1] == ["ana", None, None]
+    else:
+        assert rendered == expected
+
+
+def test_a_whole_value_argument_sends_a_missing_value_as_null() -> None:
+    assert render_typed('{{ input.items | map: "owner" }}', {**DATA, "input": {"items": ITEMS}}) == [
+        "ana",
+        None,
+        None,
+    ]
+
+
+def test_map_over_a_list_holding_nil_is_nil_as_before() -> None:
+    assert render('{{ input.l | map: "a" | json }}', l=[{"a": 1}, None]) == "null"
