@@ -72,9 +72,29 @@ class DocumentProblems:
     def __bool__(self) -> bool:
         return bool(self.items)
 
+    def distinct(self) -> list[DocumentProblem]:
+        """The problems in line order, each once: a problem found twice is reported once.
+
+        Where a problem has a pointer, the pointer and the message are the problem, whichever line
+        found it (the key's line or the value's); the first line is kept. Without a pointer (a
+        template's problems), the line tells two places apart.
+        """
+        seen: set[tuple[object, ...]] = set()
+        found: list[DocumentProblem] = []
+        for problem in sorted(set(self.items)):
+            key = (
+                (problem.pointer, problem.message)
+                if problem.pointer
+                else (problem.line, problem.column, problem.message)
+            )
+            if key not in seen:
+                seen.add(key)
+                found.append(problem)
+        return found
+
     def lines(self) -> list[str]:
         """Distinct problems in line order, at most 20, then one line counting the rest."""
-        distinct = sorted(set(self.items))
+        distinct = self.distinct()
         shown = [str(p) for p in distinct[:MAX_SHOWN]]
         rest = len(distinct) - MAX_SHOWN
         if rest > 0:
@@ -84,7 +104,7 @@ class DocumentProblems:
 
     def to_problem(self, what: str = "The document") -> Problem:
         lines = self.lines()
-        count = len(set(self.items))
+        count = len(self.distinct())
         noun = "problem" if count == 1 else "problems"
         return Problem(
             "invalid_input",

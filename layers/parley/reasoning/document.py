@@ -229,7 +229,7 @@ class _Checker:
         if "model" in fm:
             self.model(fm["model"])
         else:
-            self.problem("", f"'model' is required: a model reference {_MODEL_EXAMPLE}")
+            self.problem("/model", f"'model' is required: a model reference {_MODEL_EXAMPLE}")
         if "config" in fm:
             self.config(fm["config"])
         if "input" in fm:

@@ -179,8 +179,16 @@ class TestModel:
         source = "---\ndescription: No model\n---\nHi\n"
         assert (
             only(source)
-            == "Line 1: 'model' is required: a model reference such as anthropic/claude-sonnet-4-5"
+            == "Line 1, /model: 'model' is required: a model reference such as anthropic/claude-sonnet-4-5"
         )
+
+    def test_a_missing_model_is_one_problem_beside_others(self) -> None:
+        with pytest.raises(Problem) as caught:
+            check_reasoning_document("---\nconfig: {}\n---\n")
+        assert caught.value.detail.startswith(
+            "The document has 2 problems: Line 1, /model: 'model' is required"
+        )
+        assert [entry.detail.split(":")[0] for entry in caught.value.errors] == ["Line 1, /model", "Line 4"]
 
     def test_model_is_text(self) -> None:
         expected = "Line 2, /model: Expected text: a model reference such as anthropic/claude-sonnet-4-5"
