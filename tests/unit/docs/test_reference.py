@@ -146,3 +146,56 @@ def _anchors(path: Path) -> set[str]:
 
 def _without_fences(text: str) -> str:
     return re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+
+
+# --- the guide an agent reads names the tools it calls -----------------------------------------------------
+
+#: A route as the guides write it in their text: ``POST …/runs/{run_id}/answer``.
+ROUTE_IN_TEXT = re.compile(r"`(GET|POST|PUT)\s+…(/[^`\s]*)`")
+
+
+def _tools_of(method: str, tail: str) -> set[str]:
+    """The operations (the MCP tools of the same names) whose route ends with ``tail``: its first segment
+    as written, a parameter of the route standing for any value (``…/definitions/interaction``)."""
+    from parley.api.registry import OPERATIONS
+
+    written = _normalized(tail).strip("/").split("/")
+
+    def fits(path: str) -> bool:
+        segments = _normalized(path).strip("/").split("/")[-len(written) :]
+        return (
+            len(segments) == len(written)
+            and segments[0] == written[0]
+            and all(route in ("{}", text) for route, text in zip(segments, written, strict=True))
+        )
+
+    return {op.name for op in OPERATIONS if op.method == method and fits(op.path)}
+
+
+@pytest.mark.parametrize("name", [page for page in PAGES if page != "http-api"])
+def test_a_guide_names_the_tool_beside_each_route(name: str) -> None:
+    """An agent reads the guides (``guide://interaction-format`` first) and calls tools, not routes:
+    wherever a page names a route (listing and answering requests above all), the same paragraph names
+    its tool. ``http-api`` is the table of both."""
+    from parley.front.guides import packaged_guide
+
+    text = packaged_guide(name)
+    assert text is not None
+    unnamed: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", _without_fences(text)):
+        for method, tail in ROUTE_IN_TEXT.findall(paragraph):
+            tools = _tools_of(method, tail)
+            assert tools, f"{method} …{tail} is no route of the API"
+            if not any(f"`{tool}`" in paragraph for tool in tools):
+                unnamed.append(f"{method} …{tail}: name {' or '.join(sorted(tools))} beside it")
+    assert unnamed == []
+
+
+def test_the_interaction_guide_says_how_an_agent_lists_and_answers_requests() -> None:
+    from parley.front.guides import packaged_guide
+
+    text = re.sub(r"\s+", " ", packaged_guide("interaction-format") or "")
+    listing = text.split("## Listing requests", 1)[1].split(" ## ", 1)[0]
+    answering = text.split("## Answering a request", 1)[1].split(" ## ", 1)[0]
+    assert "`list_interactions`" in listing and "`GET …/interactions`" in listing
+    assert "`answer_interaction`" in answering and "`POST …/runs/{run_id}/answer`" in answering
