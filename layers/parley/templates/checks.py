@@ -6,6 +6,13 @@ compile, holds ``${``, uses a tag or filter that is not available, passes a limi
 place does not read, reads an ``input`` field the input schema does not allow, or renders a
 structure inside a longer text.
 
+A filter given arguments it does not take is refused too, and so is one whose arguments are all written
+as literals the filter refuses (``| clip: -1``, issue 30): that template would fail at every run. The
+filter itself is asked, through the run's own code (``Filter.evaluate`` in a render context of the
+runtime), with a few values of each kind on its left; the arguments are refused when no value is taken
+and the filter named its arguments as the reason, in the words the run would use (``render_failure``).
+No rule is written twice, so the check cannot drift from the filter.
+
 python-liquid reports an unknown filter only when it renders, so filters are checked here by name
 from ``template.analyze()``, which also gives each variable with its span. Its ``globals`` are the
 variables whose root is not in scope where they are read; a name the template creates anywhere
@@ -25,11 +32,15 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from liquid.builtin.expressions import FilteredExpression, KeywordArgument, Path, PositionalArgument
+from liquid.builtin.expressions import FilteredExpression, KeywordArgument, Nil, Path, PositionalArgument
+from liquid.builtin.expressions import Literal as LiteralExpression
+from liquid.builtin.expressions.filtered import Filter
+from liquid.builtin.expressions.primitive import Blank, Empty, RangeLiteral
 from liquid.builtin.output import OutputNode
 from liquid.builtin.tags.for_tag import ForNode
 from liquid.builtin.tags.tablerow_tag import TablerowNode
-from liquid.exceptions import BlockNestingError, LiquidError
+from liquid.exceptions import BlockNestingError, FilterArgumentError, LiquidError
+from liquid.expression import Expression
 from liquid.static_analysis import Variable
 from liquid.template import BoundTemplate
 from liquid.token import TOKEN_DOC, TOKEN_EXPRESSION, TOKEN_TAG, Token
@@ -41,6 +52,8 @@ from parley.templates.environment import (
     NESTING_MAX,
     SYSTEM_TAG,
     TEMPLATE_MAX_CHARS,
+    ParleyRenderContext,
+    RenderBudget,
     SystemNode,
     compile_template,
     iter_expressions,
@@ -48,6 +61,7 @@ from parley.templates.environment import (
     liquid_environment,
     single_output,
 )
+from parley.templates.render import render_failure
 
 #: How deeply one expression may nest brackets and ranges (``a[b[c[...]]]``, ``((1..2)..3)``).
 EXPRESSION_NESTING_MAX: Final = 32
@@ -348,17 +362,38 @@ class _Checker:
         return fine
 
     def check_filter_arguments(self, template: BoundTemplate) -> None:
-        """Each filter is given arguments it takes (python-liquid finds out only when it renders)."""
+        """Each filter is given arguments it takes (python-liquid finds out only when it renders), and
+        none it refuses whatever its value, written as literals."""
         filters = liquid_environment().filters
         for node, _depth, _ancestors in iter_nodes(template):
             for top in node.expressions():
                 for expression, _ in iter_expressions(top):
                     for filter_ in getattr(expression, "filters", None) or ():
                         func = filters.get(filter_.name)
-                        if func is not None:
-                            problem = _argument_problem(filter_.name, func, filter_.args)
-                            if problem:
-                                self.add(filter_.token.start_index, problem)
+                        if func is None:
+                            continue
+                        problem = _argument_problem(filter_.name, func, filter_.args)
+                        if problem is None and filter_.args and all(_literal(a.value) for a in filter_.args):
+                            problem = self.refused_literals(template, filter_)
+                        if problem:
+                            self.add(filter_.token.start_index, problem)
+
+    def refused_literals(self, template: BoundTemplate, filter_: Filter) -> str | None:
+        """What the run would say of the filter's literal arguments, when it refuses them for every value."""
+        refused: LiquidError | None = None
+        for value in _left_values():
+            context = ParleyRenderContext(template, globals={}, budget=RenderBudget.start())
+            try:
+                filter_.evaluate(value, context)
+            except FilterArgumentError as exc:
+                refused = refused or exc
+            except Exception:  # this value is refused, not (only) the arguments
+                continue
+            else:
+                return None
+        if refused is None:
+            return None
+        return render_failure(refused, self.first_line, filter_.token).message
 
     def check_names(self, globals_: Mapping[str, list[Variable]], locals_: set[str]) -> None:
         for root, variables in globals_.items():
@@ -428,6 +463,21 @@ class _Checker:
 
 
 _INJECTED: Final = frozenset({"context", "environment"})
+
+
+def _left_values() -> tuple[object, ...]:
+    """The values a filter with literal arguments is tried on: one or two of each kind, made anew each
+    time (no filter should change its value, but none can change these for the next)."""
+    return ("text", "12", 12, 0, 1.5, True, None, [], ["text", 1], {"key": "text"})
+
+
+#: The expressions that read no data: a literal, ``nil``, ``empty``, ``blank``, a range of literals.
+_LITERAL_KINDS: Final = (LiteralExpression, Nil, Empty, Blank, RangeLiteral)
+
+
+def _literal(expression: Expression) -> bool:
+    """Whether ``expression`` has the same value at every run."""
+    return all(isinstance(part, _LITERAL_KINDS) for part, _ in iter_expressions(expression))
 
 
 def _argument_problem(name: str, func: Callable[..., object], args: Sequence[object]) -> str | None:

@@ -132,7 +132,7 @@ def _typed(value: JSON, data: Mapping[str, object], budget: RenderBudget, first_
         try:
             result = output.expression.evaluate(context)
         except Exception as exc:  # every failure becomes a RenderFailure
-            raise _failure(exc, first_line, output.token) from exc
+            raise render_failure(exc, first_line, output.token) from exc
         return _as_json(result, first_line, output.token)
     if isinstance(value, list):
         return [_typed(item, data, budget, first_line) for item in value]
@@ -145,7 +145,7 @@ def _compile(source: str, first_line: int) -> BoundTemplate:
     try:
         return compile_template(source)
     except Exception as exc:
-        raise _failure(exc, first_line, None) from exc
+        raise render_failure(exc, first_line, None) from exc
 
 
 def _render(
@@ -165,9 +165,9 @@ def _render(
             node.render(context, buffer)
         except LiquidInterrupt as exc:
             failure = LiquidSyntaxError(f"'{exc}' is used outside a loop", token=node.token)
-            raise _failure(failure, first_line, node.token) from exc
+            raise render_failure(failure, first_line, node.token) from exc
         except Exception as exc:  # every failure becomes a RenderFailure
-            raise _failure(exc, first_line, node.token) from exc
+            raise render_failure(exc, first_line, node.token) from exc
     return buffer.getvalue()
 
 
@@ -176,7 +176,7 @@ def _as_json(value: object, first_line: int, token: Token) -> JSON:
     try:
         return json.loads(json.dumps(value, default=_json_default, allow_nan=False))
     except Exception as exc:
-        raise _failure(exc, first_line, token) from exc
+        raise render_failure(exc, first_line, token) from exc
 
 
 def _json_default(value: object) -> object:
@@ -191,8 +191,12 @@ def _json_default(value: object) -> object:
     raise TypeError(f"a value of type {type(value).__name__} is not JSON")
 
 
-def _failure(exc: BaseException, first_line: int, fallback: Token | None) -> RenderFailure:
-    """One :class:`RenderFailure` for whatever stopped the render, with its line when known."""
+def render_failure(exc: BaseException, first_line: int, fallback: Token | None) -> RenderFailure:
+    """One :class:`RenderFailure` for whatever stopped the render, with its line when known.
+
+    The save-time checks word a problem they find before any run with it too, so that a literal
+    argument the filter refuses reads the same when saved as when run (``parley.templates.checks``).
+    """
     if isinstance(exc, RenderFailure):
         return exc
     if isinstance(exc, LiquidError):

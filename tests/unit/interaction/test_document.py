@@ -229,6 +229,16 @@ class TestTemplates:
             "Line 9, /deliver/with/channel:",
         )
 
+    def test_a_literal_argument_the_filter_refuses_is_refused_with_the_templates_pointer(self) -> None:
+        refused = CHAT.replace("text: '{{ message }}'", "text: '{{ message | clip: -1 }}'")
+        assert problems(refused) == [
+            "Line 10, /deliver/with/text: clip takes a length of 0 or more",
+            "Line 31, /replies/tell/with/text: clip takes a length of 0 or more",
+        ]
+        assert problems(doc(INBOX, body="Hello\n{{ input.owner | json: 'x' }}\n")) == [
+            "Line 11: json takes a whole number, not text"
+        ]
+
     def test_replies_places(self) -> None:
         assert has(
             problems(CHAT.replace("ts: '{{ sent.id }}'", "ts: '{{ input.owner }}'")),

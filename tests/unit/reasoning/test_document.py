@@ -595,6 +595,12 @@ class TestTemplate:
         found = only(doc(self.SCHEMA, body="{{ input.company }} {{ input.cmpany }}"))
         assert found == "Line 10: the template reads 'input.cmpany', which the input schema does not allow"
 
+    def test_a_literal_argument_the_filter_refuses_is_refused_when_saved(self) -> None:
+        assert only(doc("", body="Hi\n{{ today | clip: -1 }}")) == "Line 5: clip takes a length of 0 or more"
+        refused = only(doc("", body="{{ today | json: 'wide' }}"))
+        assert refused == "Line 4: json takes a whole number, not text"
+        check_reasoning_document(doc("", body="{{ today | clip: 0 }}{{ today | json: 2 }}"))
+
     def test_names_the_template_creates(self) -> None:
         body = "{% assign n = 2 %}{% for i in (1..n) %}{{ i }}{% endfor %}{% increment k %}{{ n }}"
         check_reasoning_document(doc("", body=body))

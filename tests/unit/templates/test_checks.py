@@ -9,6 +9,7 @@ import pytest
 
 from parley.templates.checks import PlaceNames, check_template, place_names, template_roots
 from parley.templates.environment import NESTING_MAX
+from parley.templates.render import RenderFailure, render_text
 
 MESSAGE = place_names("message")
 
@@ -390,6 +391,64 @@ def test_filters_given_the_arguments_they_take() -> None:
         "{{ input.list | where: 'a' | where: 'a', 1 | slice: 1 | join: ', ' }}"
     )
     assert check(source, schema=None) == []
+
+
+# --- filter arguments written as literals ----------------------------------------------------------------
+
+#: The data each run below renders with: the run refuses the argument whatever the value on the left.
+RUN_DATA: Mapping[str, Any] = {
+    "input": {"notes": "Some notes", "n": 7, "obj": {"a": 1}, "l": [1, 2]},
+    "today": "2026-10-17",
+    "now": "2026-10-17T10:18:42Z",
+}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ input.notes | clip: -1 }}",
+        "{{ input.notes | clip: 'many' }}",
+        "{{ input.notes | clip: 2.5 }}",
+        "{{ input.notes | clip: nil }}",
+        "{{ input.notes | clip: (1..3) }}",
+        "{{ input.obj | json: 'wide' }}",
+        "{{ input.obj | json: true }}",
+        "{{ input.n | divided_by: 0 }}",
+        "{{ input.n | modulo: 0 }}",
+        "{{ input.notes | truncate: 'x' }}",
+        "{% assign short = input.notes | clip: -1 %}{{ short }}",
+        "{% if input.notes %}\n{% for x in input.l %}{{ x | clip: -2 }}{% endfor %}{% endif %}",
+        "{% liquid\necho input.notes | upcase | clip: -1\n%}",
+    ],
+)
+def test_a_literal_argument_the_filter_refuses_is_refused_with_the_runs_words(source: str) -> None:
+    with pytest.raises(RenderFailure) as run:
+        render_text("\n" + source, RUN_DATA, first_line=2)
+    assert check("\n" + source, schema=None, first_line=2) == [(run.value.line, run.value.message)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ input.notes | clip: 0 }}{{ input.notes | clip: '12' }}{{ input.notes | clip: 3.0 }}",
+        "{{ input.obj | json: 2 }}{{ input.obj | json: -1 }}",
+        "{{ input.n | divided_by: 2 }}{{ input.n | modulo: 3 }}{{ input.n | plus: 'x' }}",
+        "{{ input.l | concat: input.l }}{{ input.notes | clip: input.n }}",
+        "{{ input.notes | slugify: 'nonsense' }}{{ input.notes | truncate: 3, '' }}",
+        "{{ input.l | where: 'a', 1 | map: 'b' | join: 5 | default: nil, allow_false: true }}",
+        "{% if false %}{% endif %}{{ 'x' | money }}",
+    ],
+)
+def test_literal_arguments_the_filter_takes_for_some_value_pass(source: str) -> None:
+    assert check(source, schema=None) == []
+
+
+def test_a_literal_argument_is_checked_once_where_it_is_written() -> None:
+    source = "{{ input.notes | clip: -1 }}\n{{ input.notes | clip: -1 | clip: -3 }}"
+    assert check(source, schema=None) == [
+        (1, "clip takes a length of 0 or more"),
+        (2, "clip takes a length of 0 or more"),
+    ]
 
 
 # --- the system block (reasoning templates) ----------------------------------------------------------------
