@@ -155,6 +155,14 @@ def map_(value: object, key: object) -> object:
     return [None if item is _LIQUID_MISSING else item for item in mapped]
 
 
+def concat(value: object, other: object) -> object:
+    """The list followed by ``other``'s items (python-liquid's own, whose refusal of a non-list fails to
+    build its error: a run would end with a message about its internals instead of this one)."""
+    if not isinstance(other, (list, tuple)):
+        raise FilterArgumentError(f"concat takes a list, not {_kind(other)}", token=None)
+    return liquid_array.concat(value, other)
+
+
 def first(value: object) -> object:
     """The first item of a list; nothing for anything else."""
     if isinstance(value, (list, tuple, range)) and len(value) > 0:
@@ -435,7 +443,7 @@ def available_filters() -> dict[str, FilterFunc]:
         "upcase": liquid_string.upcase,
         # arrays
         "compact": liquid_array.compact,
-        "concat": liquid_array.concat,
+        "concat": concat,
         "find": liquid_array.find,
         "find_index": liquid_array.find_index,
         "has": liquid_array.has,

@@ -416,6 +416,7 @@ RUN_DATA: Mapping[str, Any] = {
         "{{ input.n | divided_by: 0 }}",
         "{{ input.n | modulo: 0 }}",
         "{{ input.notes | truncate: 'x' }}",
+        "{{ input.l | concat: 5 }}",
         "{% assign short = input.notes | clip: -1 %}{{ short }}",
         "{% if input.notes %}\n{% for x in input.l %}{{ x | clip: -2 }}{% endfor %}{% endif %}",
         "{% liquid\necho input.notes | upcase | clip: -1\n%}",

@@ -163,3 +163,10 @@ def test_a_whole_value_argument_sends_a_missing_value_as_null() -> None:
 
 def test_map_over_a_list_holding_nil_is_nil_as_before() -> None:
     assert render('{{ input.l | map: "a" | json }}', l=[{"a": 1}, None]) == "null"
+
+
+def test_concat_refuses_what_is_not_a_list_in_words() -> None:
+    with pytest.raises(RenderFailure) as failure:
+        render("{{ input.l | concat: 5 }}", l=[1])
+    assert failure.value.message.startswith("concat takes a list, not ")
+    assert render("{{ input.l | concat: input.l | join: ',' }}", l=[1, 2]) == "1,2,1,2"
