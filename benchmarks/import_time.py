@@ -96,8 +96,8 @@ REASON_FIRST_RUN = (
     "parley.reasoning.offer",
     "parley.reasoning.answer",
     "parley.reasoning.record",
-    "parley.reasoning.models.secrets",
-    "parley.reasoning.models.providers.anthropic",
+    "parley.models.secrets",
+    "parley.models.providers.anthropic",
     "httpx",
 )
 

@@ -37,8 +37,8 @@ from parley.runs.model import Rejection, Request, Run
 from parley.runs.versions import PerVersion
 
 if TYPE_CHECKING:
+    from parley.models import ModelAnswer
     from parley.reasoning.document import ReasoningDocument
-    from parley.reasoning.models.providers.base import ModelAnswer
     from parley.reasoning.offer import Offer
     from parley.reasoning.prompt import Prompt
     from parley.runs.service import RunService
@@ -192,9 +192,8 @@ class Reasoning:
         """Do the run's work from its start, or (``resume``) from where an agent run waited, once its
         request was answered or expired; the outcome, and the new wait's bound in seconds when the run
         asked again (``waiting``)."""
+        from parley.models import ModelCallFailed, call_model
         from parley.reasoning.asking.requests import RunWaits
-        from parley.reasoning.models.providers import call_model
-        from parley.reasoning.models.providers.base import ModelCallFailed
         from parley.reasoning.tools.loop import RunWorkEnded
 
         runs = self.runs
@@ -275,9 +274,9 @@ class Reasoning:
         before the model is called, then the steps (of an agent run: from the ``segment`` it took up);
         the final answer (with the usage of every step), the model's time, and the warnings of the
         tools' input schemas. ``RunWaits`` once an agent run asks a person."""
+        from parley.models import call_model
         from parley.reasoning.asking.approvals import ApprovalRule
         from parley.reasoning.asking.requests import Asker
-        from parley.reasoning.models.providers import call_model
         from parley.reasoning.tools.before import tools_for_run
         from parley.reasoning.tools.loop import ToolLoop
 
@@ -343,7 +342,7 @@ class Reasoning:
         return document, prompt, offer_for(document, self.runs.runtime.operator.models, self._environ())
 
     def _request(self, document: ReasoningDocument, prompt: Prompt, offer: Offer) -> Any:
-        from parley.reasoning.models.providers.base import ModelRequest
+        from parley.models import ModelRequest
 
         settings = document.settings
         schema: Mapping[str, Any] | None = None
@@ -442,7 +441,7 @@ class Reasoning:
         return os.environ if environ is None else environ
 
     def _resolver(self) -> Any:
-        from parley.reasoning.models.secrets import resolver_for
+        from parley.models import resolver_for
 
         return resolver_for(self.runs.runtime)
 

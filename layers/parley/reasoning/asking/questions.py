@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 
 from parley.documents.pointers import join_pointer
 from parley.errors import ErrorEntry
-from parley.reasoning.models.providers.base import ToolSpec
+from parley.models import ToolSpec
 
 #: The built-in tool's name: "the model is offered the built-in tool ``request_input``".
 REQUEST_INPUT: Final = "request_input"

@@ -3,7 +3,7 @@ far is kept in the store"): the conversation's turns, exactly as the provider ne
 ``provider_state``), and the usage of each model call, as JSON.
 
 The loop's own counters (calls, budget, time worked) are kept by their owners' ``as_json``; this module
-only writes and reads the values of ``parley.reasoning.models.providers.base``.
+only writes and reads the values of ``parley.models.providers.base``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult, Turn, Usage
+from parley.models import ToolCall, ToolResult, Turn, Usage
 
 
 def call_json(call: ToolCall) -> dict[str, Any]:

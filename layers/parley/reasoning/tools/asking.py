@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult
+from parley.models import ToolCall, ToolResult
 from parley.runs import events
 
 if TYPE_CHECKING:

@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
+    from parley.models import ToolSpec
     from parley.ports.runtime import Runtime
     from parley.reasoning.asking.approvals import ApprovalRule
     from parley.reasoning.document import ToolReference
-    from parley.reasoning.models.providers.base import ToolSpec
     from parley.tools.servers import HeaderSecrets, ResolvedServer
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from parley.reasoning.models.providers.base import Usage
+    from parley.models import Usage
 
 #: The operator's setting, read with the operator's configuration.
 MAX_INPUT_TOKENS_VARIABLE: Final = "REASONING_MAX_INPUT_TOKENS"

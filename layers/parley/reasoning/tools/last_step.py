@@ -38,7 +38,7 @@ import secrets
 from collections.abc import Sequence
 from typing import Final
 
-from parley.reasoning.models.providers.base import ToolCall, Turn
+from parley.models import ToolCall, Turn
 
 FENCE_PREFIX: Final = "TOOL-RESULTS-"
 MARKER_BYTES: Final = 8

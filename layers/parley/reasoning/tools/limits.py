@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult
+from parley.models import ToolCall, ToolResult
 
 #: "A run makes at most 25 calls."
 MAX_CALLS: Final = 25

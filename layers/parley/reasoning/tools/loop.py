@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.dynamo import StoreConflict
 from parley.errors import Problem
-from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
-from parley.reasoning.models.providers.base import (
+from parley.models import (
     ModelAnswer,
     ModelCallFailed,
     ModelRequest,
@@ -36,6 +35,7 @@ from parley.reasoning.models.providers.base import (
     Turn,
     Usage,
 )
+from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.reasoning.tools.budget import input_tokens
 from parley.reasoning.tools.limits import CallLimits, wait_for_rate_limit
 from parley.runs import events

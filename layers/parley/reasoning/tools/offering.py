@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.documents.json_schema import json_size
 from parley.documents.pointers import join_pointer
-from parley.reasoning.models.providers.base import ToolSpec
+from parley.models import ToolSpec
 from parley.reasoning.schema_warnings import (
     ANTHROPIC,
     GEMINI,

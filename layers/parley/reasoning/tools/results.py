@@ -44,10 +44,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.documents.json_schema import json_size
-from parley.reasoning.models.providers.base import ToolResult
+from parley.models import ToolResult
 
 if TYPE_CHECKING:
-    from parley.reasoning.models.providers.base import ToolCall
+    from parley.models import ToolCall
 
 NO_CONTENT: Final = "[no content]"
 #: The member of a cut array's wrapping object that holds what is kept of it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from parley.reasoning.models.providers.base import Usage
+from parley.models.providers.base import Usage
 from parley.reasoning.tools.budget import DEFAULT_MAX_INPUT_TOKENS, Budget, input_tokens
 
 

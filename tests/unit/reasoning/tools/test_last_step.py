@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult, Turn
+from parley.models.providers.base import ToolCall, ToolResult, Turn
 from parley.reasoning.tools.last_step import FENCE_PREFIX, calls_as_text, label, last_step_message
 
 TURNS = (

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult
+from parley.models.providers.base import ToolCall, ToolResult
 from parley.reasoning.tools.limits import (
     ARGUMENTS_MAX_BYTES,
     MAX_CALLS,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parley.models.providers.base import ToolSpec
 from parley.ports.tools import ListedTool
-from parley.reasoning.models.providers.base import ToolSpec
 from parley.reasoning.tools.offering import (
     DESCRIPTION_MAX_BYTES,
     cut_description,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.reasoning.models.providers.base import ToolCall, ToolResult
+from parley.models.providers.base import ToolCall, ToolResult
 from parley.reasoning.tools.results import (
     NO_CONTENT,
     cut_to_fit,
