@@ -100,7 +100,17 @@ def test_every_type_of_the_definitions_has_its_kind_in_the_registry() -> None:
 
 #: The models (``parley.models``) sit on the core's middle floor, beside ``parley.tools``: a function type
 #: uses them, never the reverse, and they reach no front door, entry or lifecycle (issue 30).
-ABOVE_THE_MODELS = ("reasoning", "workflow", "interaction", "api", "front", "inbox", "local", "executions", "runs")
+ABOVE_THE_MODELS = (
+    "reasoning",
+    "workflow",
+    "interaction",
+    "api",
+    "front",
+    "inbox",
+    "local",
+    "executions",
+    "runs",
+)
 
 
 def test_the_models_import_no_type_lifecycle_or_front_door() -> None:
