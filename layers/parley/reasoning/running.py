@@ -193,8 +193,8 @@ class Reasoning:
         request was answered or expired; the outcome, and the new wait's bound in seconds when the run
         asked again (``waiting``)."""
         from parley.models import ModelCallFailed, call_model
-        from parley.reasoning.asking.requests import RunWaits
-        from parley.reasoning.tools.loop import RunWorkEnded
+        from parley.reasoning.agent_runs.loop import RunWorkEnded
+        from parley.reasoning.agent_runs.requests import RunWaits
 
         runs = self.runs
         playbook = PlaybookRef(key.org, key.playbook)
@@ -270,15 +270,15 @@ class Reasoning:
         request: Any,
         segment: _Segment | None,
     ) -> tuple[ModelAnswer, int, list[str]]:
-        """A run of a function with ``tools`` or ``ask`` (``parley.reasoning.tools``): its tools checked
+        """A run of a function with ``tools`` or ``ask`` (``parley.reasoning.agent_runs``): its tools checked
         before the model is called, then the steps (of an agent run: from the ``segment`` it took up);
         the final answer (with the usage of every step), the model's time, and the warnings of the
         tools' input schemas. ``RunWaits`` once an agent run asks a person."""
         from parley.models import call_model
-        from parley.reasoning.asking.approvals import ApprovalRule
-        from parley.reasoning.asking.requests import Asker
-        from parley.reasoning.tools.before import tools_for_run
-        from parley.reasoning.tools.loop import ToolLoop
+        from parley.reasoning.agent_runs.approvals import ApprovalRule
+        from parley.reasoning.agent_runs.before import tools_for_run
+        from parley.reasoning.agent_runs.loop import ToolLoop
+        from parley.reasoning.agent_runs.requests import Asker
 
         runtime = self.runs.runtime
         offered, warnings = tools_for_run(
@@ -467,7 +467,7 @@ class Reasoning:
     def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
         """A question's answer rules, or an approval's (``agent-runs.md``), with pointers under
         ``/answer``."""
-        from parley.reasoning.asking.questions import Question, answer_errors, approval_answer_errors
+        from parley.reasoning.agent_runs.questions import Question, answer_errors, approval_answer_errors
 
         asked = request.asked or {}
         if "question" in asked:
@@ -487,7 +487,7 @@ class Reasoning:
         if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
             if "segment" in work and not self._segment_at_work(playbook, key.run_id, int(work["segment"])):
                 return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
-            from parley.reasoning.tools.endings import cannot_finish
+            from parley.reasoning.agent_runs.endings import cannot_finish
 
             detail = (
                 "The run did not finish within its bound (10 minutes, or its model call's limit when that is "

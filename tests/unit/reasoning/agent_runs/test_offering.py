@@ -6,7 +6,7 @@ from typing import Any
 
 from parley.models.providers.base import ToolSpec
 from parley.ports.tools import ListedTool
-from parley.reasoning.tools.offering import (
+from parley.reasoning.agent_runs.offering import (
     DESCRIPTION_MAX_BYTES,
     cut_description,
     schema_warnings_for,

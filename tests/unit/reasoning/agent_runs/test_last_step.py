@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from parley.models.providers.base import ToolCall, ToolResult, Turn
-from parley.reasoning.tools.last_step import FENCE_PREFIX, calls_as_text, label, last_step_message
+from parley.reasoning.agent_runs.last_step import FENCE_PREFIX, calls_as_text, label, last_step_message
 
 TURNS = (
     Turn(

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from parley.models.providers.base import ToolCall, ToolResult
-from parley.reasoning.tools.limits import (
+from parley.reasoning.agent_runs.limits import (
     ARGUMENTS_MAX_BYTES,
     MAX_CALLS,
     CallLimits,

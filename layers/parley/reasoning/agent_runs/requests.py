@@ -67,7 +67,7 @@ class Asker:
     ) -> NoReturn:
         """Open the request, keep ``state`` beside it, park the run's execution; raise :class:`RunWaits`
         (or ``RunWorkEnded`` when the run ended meanwhile, :class:`AskRefused` when the inbox is full)."""
-        from parley.reasoning.tools.loop import RunWorkEnded
+        from parley.reasoning.agent_runs.loop import RunWorkEnded
         from parley.runs.store import RequestsFull
 
         ask = self.document.ask

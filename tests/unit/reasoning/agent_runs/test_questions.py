@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from parley.errors import ErrorEntry
-from parley.reasoning.asking.questions import (
+from parley.reasoning.agent_runs.questions import (
     APPROVAL_ANSWER_SCHEMA,
     REQUEST_INPUT,
     FormQuestion,

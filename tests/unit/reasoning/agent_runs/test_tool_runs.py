@@ -355,7 +355,7 @@ def test_a_run_that_called_a_writing_tool_and_lost_its_work_ends_effect_unknown(
         tool_use(("chat__post_message", {"channel": "C1", "text": "hi"})),
         Scripted(status=200, body=anthropic_text("late"), delay=0),
     )
-    from parley.reasoning.tools import loop
+    from parley.reasoning.agent_runs import loop
 
     original = loop.ToolLoop._model
     steps: list[int] = []

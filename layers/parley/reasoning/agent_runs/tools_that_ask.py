@@ -2,7 +2,7 @@
 (``request_input``), an approval of a frozen call, a tool that asks before it goes on; and, when the
 run is taken up again, the asked call's result from the answer or the expiry.
 
-Each request is opened by the loop's :class:`~parley.reasoning.asking.requests.Asker` with the loop's
+Each request is opened by the loop's :class:`~parley.reasoning.agent_runs.requests.Asker` with the loop's
 state (``ToolLoop.snapshot``) and the *pending* call, as JSON:
 
 - ``{"kind": "question", "call", "question", "interaction_id"}``;
@@ -22,16 +22,16 @@ from parley.runs import events
 
 if TYPE_CHECKING:
     from parley.ports.tools import ToolAnswer
-    from parley.reasoning.asking.questions import Question
-    from parley.reasoning.tools.before import OfferedTool
-    from parley.reasoning.tools.loop import ToolLoop
+    from parley.reasoning.agent_runs.before import OfferedTool
+    from parley.reasoning.agent_runs.loop import ToolLoop
+    from parley.reasoning.agent_runs.questions import Question
     from parley.runs.model import Request
 
 
 def ask_question(loop: ToolLoop, call: ToolCall) -> ToolResult:
     """``request_input``: a call that breaks a rule is a tool error; a valid one is a request (the run
     waits: ``RunWaits``). Not one of the run's 25 calls."""
-    from parley.reasoning.asking.questions import check_question
+    from parley.reasoning.agent_runs.questions import check_question
 
     question = check_question(call.arguments)
     if isinstance(question, str):
@@ -47,9 +47,9 @@ def ask_approval(loop: ToolLoop, call: ToolCall, tool: OfferedTool) -> ToolResul
     """A call of a tool that waits for approval: its arguments checked and its confirmation made, else
     ``tool_call_failed`` told to the model; then the call frozen and the request opened."""
     from parley.documents.json_schema import json_size
-    from parley.reasoning.asking.approvals import ApprovalFailed, check_arguments, confirmation_text
-    from parley.reasoning.asking.questions import APPROVAL_ANSWER_SCHEMA
-    from parley.reasoning.tools.limits import canonical_arguments
+    from parley.reasoning.agent_runs.approvals import ApprovalFailed, check_arguments, confirmation_text
+    from parley.reasoning.agent_runs.limits import canonical_arguments
+    from parley.reasoning.agent_runs.questions import APPROVAL_ANSWER_SCHEMA
     from parley.tools.recording import content_digest
 
     assert tool.approval is not None and loop.asker is not None
@@ -107,7 +107,7 @@ def tool_asks(
     any, then the request checked (its question, and a continuation its server lists as taking an
     answer, with arguments its schema takes) and opened. A request that fails a check is the original
     call's tool error."""
-    from parley.reasoning.tools.loop import INTERACTION_META
+    from parley.reasoning.agent_runs.loop import INTERACTION_META
     from parley.tools.recording import answered_data
 
     loop.record(events.TOOL_CALL_ANSWERED, answered_data(tool.server, tool.resolved, call_id, answer))
@@ -117,7 +117,7 @@ def tool_asks(
 
 def settle_pending(loop: ToolLoop, pending: dict[str, Any], request: Request) -> ToolResult:
     """The asked call's result, from the request's answer or its expiry (the run resumed)."""
-    from parley.reasoning.asking.state import call_from
+    from parley.reasoning.agent_runs.state import call_from
 
     call = call_from(pending["call"])
     answered = request.state == "answered" and request.fact is not None
@@ -183,7 +183,7 @@ def _approval_settled(
 def _continue_or_ask(
     loop: ToolLoop, call: ToolCall, tool: OfferedTool, asked: Any, *, original: ToolCall
 ) -> ToolResult:
-    from parley.reasoning.asking.questions import check_question
+    from parley.reasoning.agent_runs.questions import check_question
 
     question = check_question(asked if isinstance(asked, dict) else None, allow_continuation=True)
     if isinstance(question, str):
@@ -250,7 +250,7 @@ def _call_continuation(
 def _open_question(
     loop: ToolLoop, call: ToolCall, question: Question, pending: dict[str, Any], more: dict[str, Any]
 ) -> ToolResult:
-    from parley.reasoning.asking.questions import answer_schema
+    from parley.reasoning.agent_runs.questions import answer_schema
 
     return _open(
         loop,
@@ -277,7 +277,7 @@ def _open(
 ) -> ToolResult:
     """Open the request (the run then waits: ``RunWaits`` is raised); the inbox being full is told to
     the model instead."""
-    from parley.reasoning.asking.requests import AskRefused
+    from parley.reasoning.agent_runs.requests import AskRefused
     from parley.runs.events import new_event_id
 
     assert loop.asker is not None
@@ -297,7 +297,7 @@ def _open(
 
 
 def _over_the_limit(loop: ToolLoop, call: ToolCall) -> ToolResult | None:
-    from parley.reasoning.asking.requests import MAX_REQUESTS
+    from parley.reasoning.agent_runs.requests import MAX_REQUESTS
 
     assert loop.asker is not None
     if loop.asker.segment < MAX_REQUESTS:
@@ -314,9 +314,9 @@ def _over_the_limit(loop: ToolLoop, call: ToolCall) -> ToolResult | None:
 def _preview(loop: ToolLoop, tool: OfferedTool, name: str, arguments: dict[str, Any]) -> str:
     """Call the preview tool (read-only, of the same server) with the call's arguments; its text."""
     from parley.ports.tools import ToolNotOffered, ToolServerFailure
-    from parley.reasoning.asking.approvals import ApprovalFailed
-    from parley.reasoning.tools.loop import RUN_ID_META
-    from parley.reasoning.tools.results import model_text
+    from parley.reasoning.agent_runs.approvals import ApprovalFailed
+    from parley.reasoning.agent_runs.loop import RUN_ID_META
+    from parley.reasoning.agent_runs.results import model_text
 
     try:
         answer = loop.runtime.tool_client.call_tool(
@@ -338,6 +338,6 @@ def _refused(call: ToolCall, why: str) -> ToolResult:
 
 
 def _call_json(call: ToolCall) -> dict[str, Any]:
-    from parley.reasoning.asking.state import call_json
+    from parley.reasoning.agent_runs.state import call_json
 
     return call_json(call)

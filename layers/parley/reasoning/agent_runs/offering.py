@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.documents.json_schema import json_size
 from parley.documents.pointers import join_pointer
 from parley.models import ToolSpec
+from parley.reasoning.agent_runs.results import utf8_prefix
 from parley.reasoning.schema_warnings import (
     ANTHROPIC,
     GEMINI,
@@ -38,7 +39,6 @@ from parley.reasoning.schema_warnings import (
     NOT_ENFORCED,
     Family,
 )
-from parley.reasoning.tools.results import utf8_prefix
 
 if TYPE_CHECKING:
     from parley.ports.tools import ListedTool
@@ -59,7 +59,7 @@ _NESTING: Final = frozenset(
 
 def tool_spec(name: str, listed: ListedTool) -> ToolSpec:
     """The tool as the model is offered it: its model-facing ``name`` (from
-    :func:`parley.reasoning.tools.naming.model_names`), its description cut to 4 KiB, its input schema
+    :func:`parley.reasoning.agent_runs.naming.model_names`), its description cut to 4 KiB, its input schema
     unchanged."""
     return ToolSpec(name, cut_description(listed.description), listed.input_schema)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from parley.errors import Problem
-from parley.reasoning.tools.endings import (
+from parley.reasoning.agent_runs.endings import (
     BECAUSE_WORDS,
     Because,
     because_words,

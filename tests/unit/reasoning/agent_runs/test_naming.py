@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.reasoning.tools.naming import NAME_MAX, model_names, name_hash, plain_name, tools_by_name
+from parley.reasoning.agent_runs.naming import NAME_MAX, model_names, name_hash, plain_name, tools_by_name
 
 ALLOWED = re.compile(r"[A-Za-z0-9_]{1,64}")
 

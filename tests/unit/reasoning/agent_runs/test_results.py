@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parley.models.providers.base import ToolCall, ToolResult
-from parley.reasoning.tools.results import (
+from parley.reasoning.agent_runs.results import (
     NO_CONTENT,
     cut_to_fit,
     is_error,

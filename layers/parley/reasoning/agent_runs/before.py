@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.models import ToolSpec
     from parley.ports.runtime import Runtime
-    from parley.reasoning.asking.approvals import ApprovalRule
+    from parley.reasoning.agent_runs.approvals import ApprovalRule
     from parley.reasoning.document import ToolReference
     from parley.tools.servers import HeaderSecrets, ResolvedServer
 
@@ -56,8 +56,8 @@ def tools_for_run(
     or the problem that ends the run before the model is called. ``approvals`` are the function's
     ``approve`` rules by ``server/tool``; with the operator's (which win), they wait for a person's
     approval, which needs ``ask`` (``asks``)."""
-    from parley.reasoning.tools.naming import model_names
-    from parley.reasoning.tools.offering import schema_warnings_for, tool_spec
+    from parley.reasoning.agent_runs.naming import model_names
+    from parley.reasoning.agent_runs.offering import schema_warnings_for, tool_spec
     from parley.tools.servers import SecretUnavailable, allowed, check_allowed, server_serving
 
     chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]] = {}
@@ -141,7 +141,7 @@ def _needing_approval(
 ) -> dict[str, ApprovalRule]:
     """The chosen tools (``server/tool``) that wait for approval, with their rule: the operator's (which
     a function cannot waive, and whose confirmation wins) and the function's own."""
-    from parley.reasoning.asking.approvals import ApprovalRule
+    from parley.reasoning.agent_runs.approvals import ApprovalRule
 
     needing = {
         reference: rule for reference, rule in approvals.items() if tuple(reference.split("/", 1)) in chosen

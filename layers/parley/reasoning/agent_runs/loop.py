@@ -6,7 +6,7 @@ third identical call; a refused call is not sent and not recorded, and the model
 recorded (``tool_call_started``, and the tool added to the run's ``calls``) before it is sent with the
 run id in its ``_meta`` (``auto.on/run_id``), then recorded again as ``tool_call_answered`` or
 ``tool_call_failed`` ("The run's history"). The model reads each result as text, cut only to fit the room
-of its step (``parley.reasoning.tools.results``).
+of its step (``parley.reasoning.agent_runs.results``).
 
 Once the calls are spent or the input budget would not cover another step ("The budget and the last
 step"), one last step is made without tools, with the calls so far given as fenced text. The bounds of
@@ -36,8 +36,8 @@ from parley.models import (
     Usage,
 )
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
-from parley.reasoning.tools.budget import input_tokens
-from parley.reasoning.tools.limits import CallLimits, wait_for_rate_limit
+from parley.reasoning.agent_runs.budget import input_tokens
+from parley.reasoning.agent_runs.limits import CallLimits, wait_for_rate_limit
 from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.model import CalledTool
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.ports.runtime import Runtime
     from parley.ports.tools import ToolAnswer
-    from parley.reasoning.asking.requests import Asker
-    from parley.reasoning.tools.before import OfferedTool
+    from parley.reasoning.agent_runs.before import OfferedTool
+    from parley.reasoning.agent_runs.requests import Asker
     from parley.runs.model import Request, Run
     from parley.runs.store import DynamoRunStore
 
@@ -102,7 +102,7 @@ class ToolLoop:
     #: The tools called, in order (server, tool, read-only).
     called: list[CalledTool] = field(default_factory=list)
     tools_returned_bytes: int = 0
-    #: An agent run (``ask``): opens its requests (``parley.reasoning.asking``); ``None`` otherwise.
+    #: An agent run (``ask``): opens its requests (``parley.reasoning.agent_runs``); ``None`` otherwise.
     asker: Asker | None = None
     #: Seconds the run worked in its earlier segments (its bound counts working time only).
     worked_before: float = 0.0
@@ -121,7 +121,7 @@ class ToolLoop:
     def steps(self, first: ModelRequest) -> Steps:
         """Run the steps from ``first`` (the rendered prompt, the tools offered); the final answer, or
         the problem that ends the run (raised), or ``RunWaits`` once the run asks a person."""
-        from parley.reasoning.tools.budget import Budget
+        from parley.reasoning.agent_runs.budget import Budget
 
         self._budget = Budget(self.max_input_tokens)
         return self._go(first)
@@ -129,9 +129,9 @@ class ToolLoop:
     def resume(self, first: ModelRequest, state: dict[str, Any], request: Request) -> Steps:
         """Go on from ``state`` (kept when the run asked) with the request's ending: the asked call's
         result from the answer (or the expiry), the step's other calls, then the steps."""
-        from parley.reasoning.asking.state import call_from, result_from, turn_from, usage_from
-        from parley.reasoning.tools.asking import settle_pending
-        from parley.reasoning.tools.budget import Budget
+        from parley.reasoning.agent_runs.budget import Budget
+        from parley.reasoning.agent_runs.state import call_from, result_from, turn_from, usage_from
+        from parley.reasoning.agent_runs.tools_that_ask import settle_pending
 
         self._turns = [turn_from(turn) for turn in state["turns"]]
         self._limits = CallLimits.from_json(state["limits"])
@@ -148,12 +148,12 @@ class ToolLoop:
         return self._go(first)
 
     def _go(self, first: ModelRequest) -> Steps:
-        from parley.reasoning.tools.last_step import last_step_message
+        from parley.reasoning.agent_runs.last_step import last_step_message
 
         budget = self._budget
         specs = tuple(tool.spec for tool in self.offered.values())
         if self.asker is not None:
-            from parley.reasoning.asking.questions import request_input_spec
+            from parley.reasoning.agent_runs.questions import request_input_spec
 
             specs = (*specs, request_input_spec())
         if self.progress:
@@ -196,7 +196,7 @@ class ToolLoop:
 
     def snapshot(self, pending: dict[str, Any]) -> dict[str, Any]:
         """The work's state while it waits for ``pending`` (the asked call): everything ``resume`` needs."""
-        from parley.reasoning.asking.state import call_json, result_json, turn_json, usage_json
+        from parley.reasoning.agent_runs.state import call_json, result_json, turn_json, usage_json
 
         assert self._step is not None
         calls, results, room = self._step
@@ -248,7 +248,7 @@ class ToolLoop:
             answer = self.call(request)
         except ModelCallFailed as failure:
             if failure.kind == "too_long":
-                from parley.reasoning.tools.endings import request_too_long
+                from parley.reasoning.agent_runs.endings import request_too_long
 
                 last = input_tokens(self._usages[-1]) if self._usages else None
                 raise request_too_long(failure.detail, self.tools_returned_bytes, last) from None
@@ -303,7 +303,7 @@ class ToolLoop:
         )
 
     def _room(self, answer: ModelAnswer, calls: int, sent: int) -> int | None:
-        from parley.reasoning.tools.results import room_per_call
+        from parley.reasoning.agent_runs.results import room_per_call
 
         return room_per_call(
             self.context_window,
@@ -323,10 +323,10 @@ class ToolLoop:
         if self.progress and call.name == REPORT_PROGRESS:
             return self._report_progress(call)
         if self.asker is not None:
-            from parley.reasoning.asking.questions import REQUEST_INPUT
+            from parley.reasoning.agent_runs.questions import REQUEST_INPUT
 
             if call.name == REQUEST_INPUT:
-                from parley.reasoning.tools.asking import ask_question
+                from parley.reasoning.agent_runs.tools_that_ask import ask_question
 
                 return ask_question(self, call)
         tool = self.offered.get(call.name)
@@ -345,7 +345,7 @@ class ToolLoop:
         if refusal is not None:
             return refusal.result_for(call)
         if tool.approval is not None and self.asker is not None:
-            from parley.reasoning.tools.asking import ask_approval
+            from parley.reasoning.agent_runs.tools_that_ask import ask_approval
 
             return ask_approval(self, call, tool)
         number = limits.record(call.name, call.arguments)
@@ -414,7 +414,7 @@ class ToolLoop:
             words = tool.resolved.scrub(failure.detail)
             return ToolResult(call.id, call.name, f"The call failed: {words}", True)
         if self.asker is not None and answer.meta and INTERACTION_META in answer.meta:
-            from parley.reasoning.tools.asking import tool_asks
+            from parley.reasoning.agent_runs.tools_that_ask import tool_asks
 
             return tool_asks(self, call, tool, call_id, answer)
         return self._answered(call, tool, call_id, answer, room)
@@ -422,7 +422,7 @@ class ToolLoop:
     def _answered(
         self, call: ToolCall, tool: OfferedTool, call_id: str, answer: ToolAnswer, room: int | None
     ) -> ToolResult:
-        from parley.reasoning.tools.results import cut_to_fit, model_text
+        from parley.reasoning.agent_runs.results import cut_to_fit, model_text
         from parley.tools.recording import answered_data
 
         text = str(tool.resolved.scrub(model_text(answer.result)))
@@ -469,7 +469,7 @@ class ToolLoop:
         return Problem("unavailable", f"{detail} Try again.", because="run_bound")
 
     def _cannot_finish(self, because: str, detail: str) -> Problem:
-        from parley.reasoning.tools.endings import cannot_finish
+        from parley.reasoning.agent_runs.endings import cannot_finish
 
         return cannot_finish([(c.server, c.tool, c.read_only) for c in self.called], because, detail)
 

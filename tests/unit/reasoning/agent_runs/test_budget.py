@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from parley.models.providers.base import Usage
-from parley.reasoning.tools.budget import DEFAULT_MAX_INPUT_TOKENS, Budget, input_tokens
+from parley.reasoning.agent_runs.budget import DEFAULT_MAX_INPUT_TOKENS, Budget, input_tokens
 
 
 def test_the_default_is_2_million_input_tokens() -> None:
