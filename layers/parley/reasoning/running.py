@@ -193,7 +193,7 @@ class Reasoning:
         request was answered or expired; the outcome, and the new wait's bound in seconds when the run
         asked again (``waiting``)."""
         from parley.models import ModelCallFailed, call_model
-        from parley.reasoning.agent_runs.loop import RunWorkEnded
+        from parley.reasoning.agent_runs.endings import RunWorkEnded
         from parley.reasoning.agent_runs.requests import RunWaits
 
         runs = self.runs
@@ -275,9 +275,10 @@ class Reasoning:
         the final answer (with the usage of every step), the model's time, and the warnings of the
         tools' input schemas. ``RunWaits`` once an agent run asks a person."""
         from parley.models import call_model
-        from parley.reasoning.agent_runs.approvals import ApprovalRule
+        from parley.reasoning.agent_runs.asking_a_person import AskingAPerson
         from parley.reasoning.agent_runs.before import tools_for_run
         from parley.reasoning.agent_runs.loop import ToolLoop
+        from parley.reasoning.agent_runs.offered import ApprovalRule
         from parley.reasoning.agent_runs.requests import Asker
 
         runtime = self.runs.runtime
@@ -317,7 +318,11 @@ class Reasoning:
             activity=document.ask is not None,
             model_label=offer.resolved,
             called=list(run.calls or ()),
-            asker=None if segment is None else Asker(self.runs, playbook, run, document, segment.number),
+            asking=(
+                None
+                if segment is None
+                else AskingAPerson(Asker(self.runs, playbook, run, document, segment.number))
+            ),
             worked_before=worked,
         )
         if segment is not None and segment.state is not None and segment.request is not None:
@@ -467,7 +472,8 @@ class Reasoning:
     def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
         """A question's answer rules, or an approval's (``agent-runs.md``), with pointers under
         ``/answer``."""
-        from parley.reasoning.agent_runs.questions import Question, answer_errors, approval_answer_errors
+        from parley.reasoning.agent_runs.approvals import approval_answer_errors
+        from parley.reasoning.agent_runs.questions import Question, answer_errors
 
         asked = request.asked or {}
         if "question" in asked:

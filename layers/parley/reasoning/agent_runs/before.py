@@ -3,43 +3,27 @@
 the playbook, answer its list of tools within its bounds, and list and allow each tool named;
 ``server/*`` gives every tool the server lists that its ``allowed`` names. A tool that cannot be used
 ends the run ``unavailable`` (kind ``tool_not_offered`` or ``tool_server_failed`` with the page's
-``because``) and the model is never called.
+``because``) and the model is never called. Which of them wait for a person's approval is
+``approvals.needing_approval``'s to say; the tools offered are ``offered.OfferedTool``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parley.errors import Problem
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
+from parley.reasoning.agent_runs.offered import OfferedTool
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from parley.config import ToolServer
     from parley.definitions.model import PlaybookRef
-    from parley.models import ToolSpec
     from parley.ports.runtime import Runtime
-    from parley.reasoning.agent_runs.approvals import ApprovalRule
+    from parley.reasoning.agent_runs.offered import ApprovalRule
     from parley.reasoning.document import ToolReference
     from parley.tools.servers import HeaderSecrets, ResolvedServer
-
-
-@dataclass(frozen=True)
-class OfferedTool:
-    """A tool the run may call: its server (as configured and with its secrets read), the tool as the
-    server lists it, and the name the model knows it by."""
-
-    server: ToolServer
-    resolved: ResolvedServer
-    tool: ListedTool
-    name: str
-    spec: ToolSpec
-    #: How a person approves each call of it, when the operator or the function requires approval.
-    approval: ApprovalRule | None = None
-    #: Every tool its server lists (a continuation of a tool that asks is looked up here).
-    listing: Mapping[str, ListedTool] | None = None
 
 
 def tools_for_run(
@@ -56,6 +40,7 @@ def tools_for_run(
     or the problem that ends the run before the model is called. ``approvals`` are the function's
     ``approve`` rules by ``server/tool``; with the operator's (which win), they wait for a person's
     approval, which needs ``ask`` (``asks``)."""
+    from parley.reasoning.agent_runs.approvals import needing_approval
     from parley.reasoning.agent_runs.naming import model_names
     from parley.reasoning.agent_runs.offering import schema_warnings_for, tool_spec
     from parley.tools.servers import SecretUnavailable, allowed, check_allowed, server_serving
@@ -107,7 +92,7 @@ def tools_for_run(
                 kind="tool_server_failed",
                 because=failure.because,
             ) from None
-    needing = _needing_approval(chosen, approvals or {})
+    needing = needing_approval(chosen, approvals or {})
     if needing and not asks:
         raise Problem(
             "conflict",
@@ -133,21 +118,3 @@ def tools_for_run(
         )
         warnings.extend(schema_warnings_for(name, tool.input_schema, provider_kind))
     return offered, warnings
-
-
-def _needing_approval(
-    chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]],
-    approvals: Mapping[str, ApprovalRule],
-) -> dict[str, ApprovalRule]:
-    """The chosen tools (``server/tool``) that wait for approval, with their rule: the operator's (which
-    a function cannot waive, and whose confirmation wins) and the function's own."""
-    from parley.reasoning.agent_runs.approvals import ApprovalRule
-
-    needing = {
-        reference: rule for reference, rule in approvals.items() if tuple(reference.split("/", 1)) in chosen
-    }
-    for (server_name, tool_name), (server, _, _) in chosen.items():
-        for entry in server.approve:
-            if entry.tool == tool_name:
-                needing[f"{server_name}/{tool_name}"] = ApprovalRule(entry.confirmation, entry.preview)
-    return needing

@@ -33,7 +33,8 @@ The ``because`` words of "Limits on time and failures":
 ======================  ===================================================================
 
 A provider's signal that the request is too long ends the run as ``conflict``, kind ``unworkable``,
-whatever the run called: :func:`request_too_long`.
+whatever the run called: :func:`request_too_long`. A run that ended while it worked (cancelled, or ended by
+its backstop) ends its work with :class:`RunWorkEnded`, writing nothing more.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ from typing import Final, Literal
 
 from parley.errors import Problem
 from parley.runs.model import CalledTool
+
+
+class RunWorkEnded(Exception):
+    """The run ended while it worked (cancelled, or ended by its backstop): nothing more is written."""
+
 
 Because = Literal["server_failed", "model_unavailable", "run_bound", "no_answer"]
 

@@ -17,11 +17,10 @@ call in the last step) end a run that called tools as ``tools_unfinished`` or ``
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from parley.dynamo import StoreConflict
 from parley.errors import Problem
@@ -31,13 +30,20 @@ from parley.models import (
     ModelRequest,
     ToolCall,
     ToolResult,
-    ToolSpec,
     Turn,
     Usage,
 )
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.reasoning.agent_runs.budget import input_tokens
+from parley.reasoning.agent_runs.endings import RunWorkEnded
 from parley.reasoning.agent_runs.limits import CallLimits, wait_for_rate_limit
+from parley.reasoning.agent_runs.meta import RESPONSE_META, RUN_ID_META
+from parley.reasoning.agent_runs.progress import (
+    REPORT_PROGRESS,
+    progress_spec,
+    report_progress,
+    watch_silence,
+)
 from parley.runs import events
 from parley.runs.events import run_event
 from parley.runs.model import CalledTool
@@ -48,27 +54,10 @@ if TYPE_CHECKING:
     from parley.definitions.model import PlaybookRef
     from parley.ports.runtime import Runtime
     from parley.ports.tools import ToolAnswer
-    from parley.reasoning.agent_runs.before import OfferedTool
-    from parley.reasoning.agent_runs.requests import Asker
+    from parley.reasoning.agent_runs.asking import Asking
+    from parley.reasoning.agent_runs.offered import OfferedTool
     from parley.runs.model import Request, Run
     from parley.runs.store import DynamoRunStore
-
-#: The key of the run id in each call's ``_meta``.
-RUN_ID_META: Final = "auto.on/run_id"
-#: A person's answer in each call's ``_meta`` after a question (``agent-runs.md``, "Questions").
-RESPONSE_META: Final = "parley/interaction_response"
-#: A tool's request in its result's ``_meta`` (``agent-runs.md``, "A tool that asks").
-INTERACTION_META: Final = "parley/interaction"
-#: The built-in tool of ``ask.progress`` (``agent-runs.md``, "Progress: report_progress").
-REPORT_PROGRESS: Final = "report_progress"
-PROGRESS_MAX_CHARS: Final = 280
-#: Parley's own activity: after this long a silent model call is reported, then every so often.
-SILENT_FIRST_SECONDS: Final = 3.0
-SILENT_EVERY_SECONDS: Final = 5.0
-
-
-class RunWorkEnded(Exception):
-    """The run ended while it worked (cancelled, or ended by its backstop): nothing more is written."""
 
 
 @dataclass
@@ -102,8 +91,8 @@ class ToolLoop:
     #: The tools called, in order (server, tool, read-only).
     called: list[CalledTool] = field(default_factory=list)
     tools_returned_bytes: int = 0
-    #: An agent run (``ask``): opens its requests (``parley.reasoning.agent_runs``); ``None`` otherwise.
-    asker: Asker | None = None
+    #: An agent run (``ask``): its asking (``asking.Asking``, which opens its requests); ``None`` otherwise.
+    asking: Asking | None = None
     #: Seconds the run worked in its earlier segments (its bound counts working time only).
     worked_before: float = 0.0
     #: The answer that resumed this segment, sent in every call's ``_meta`` (``agent-runs.md``).
@@ -131,7 +120,8 @@ class ToolLoop:
         result from the answer (or the expiry), the step's other calls, then the steps."""
         from parley.reasoning.agent_runs.budget import Budget
         from parley.reasoning.agent_runs.state import call_from, result_from, turn_from, usage_from
-        from parley.reasoning.agent_runs.tools_that_ask import settle_pending
+
+        assert self.asking is not None
 
         self._turns = [turn_from(turn) for turn in state["turns"]]
         self._limits = CallLimits.from_json(state["limits"])
@@ -143,7 +133,7 @@ class ToolLoop:
         step = state["step"]
         calls = tuple(call_from(call) for call in step["calls"])
         self._step = (calls, [result_from(result) for result in step["results"]], step["room"])
-        result = settle_pending(self, state["pending"], request)
+        result = self.asking.settle(self, state["pending"], request)
         self._step[1].append(result)
         return self._go(first)
 
@@ -152,12 +142,10 @@ class ToolLoop:
 
         budget = self._budget
         specs = tuple(tool.spec for tool in self.offered.values())
-        if self.asker is not None:
-            from parley.reasoning.agent_runs.questions import request_input_spec
-
-            specs = (*specs, request_input_spec())
+        if self.asking is not None:
+            specs = (*specs, *self.asking.specs())
         if self.progress:
-            specs = (*specs, _progress_spec())
+            specs = (*specs, progress_spec())
         while True:
             if self._step is None:
                 if self._last:
@@ -243,7 +231,11 @@ class ToolLoop:
             raise self._bound()
         request = replace(request, timeout_seconds=min(request.timeout_seconds, left))
         began = time.monotonic()
-        silent = self._watch_silence(len(self._usages) + 1) if self.activity else None
+        silent = (
+            watch_silence(self.run.run_id, self.model_label, len(self._usages) + 1, self._activity)
+            if self.activity
+            else None
+        )
         try:
             answer = self.call(request)
         except ModelCallFailed as failure:
@@ -263,29 +255,6 @@ class ToolLoop:
                 silent.set()
         self._usages.append(answer.usage)
         return answer
-
-    def _watch_silence(self, step: int) -> threading.Event:
-        """Parley's own activity, from facts only: once a model call has been silent for 3 seconds,
-        ``activity_updated`` names the model the run waits for, refreshed every 5 seconds until the call
-        answers. The returned event stops it."""
-        done = threading.Event()
-        began = time.monotonic()
-
-        def watch() -> None:
-            wait = SILENT_FIRST_SECONDS
-            while not done.wait(wait):
-                seconds = round(time.monotonic() - began)
-                try:
-                    self._activity(
-                        f"Waiting for {self.model_label} to answer step {step} ({seconds} s so far).",
-                        "parley",
-                    )
-                except Exception:  # an activity that cannot be written never stops the run
-                    return
-                wait = SILENT_EVERY_SECONDS
-
-        threading.Thread(target=watch, name=f"parley-activity-{self.run.run_id}", daemon=True).start()
-        return done
 
     def _usage(self) -> Usage:
 
@@ -321,14 +290,11 @@ class ToolLoop:
         whole)."""
 
         if self.progress and call.name == REPORT_PROGRESS:
-            return self._report_progress(call)
-        if self.asker is not None:
-            from parley.reasoning.agent_runs.questions import REQUEST_INPUT
-
-            if call.name == REQUEST_INPUT:
-                from parley.reasoning.agent_runs.tools_that_ask import ask_question
-
-                return ask_question(self, call)
+            return report_progress(call, self._activity)
+        if self.asking is not None:
+            asked = self.asking.question(self, call)
+            if asked is not None:
+                return asked
         tool = self.offered.get(call.name)
         if tool is None:
             return ToolResult(
@@ -344,10 +310,8 @@ class ToolLoop:
         refusal = limits.check(call.name, call.arguments)
         if refusal is not None:
             return refusal.result_for(call)
-        if tool.approval is not None and self.asker is not None:
-            from parley.reasoning.agent_runs.tools_that_ask import ask_approval
-
-            return ask_approval(self, call, tool)
+        if tool.approval is not None and self.asking is not None:
+            return self.asking.approval(self, call, tool)
         number = limits.record(call.name, call.arguments)
         return self._send(call, tool, number, limits, room)
 
@@ -413,10 +377,10 @@ class ToolLoop:
                 )
             words = tool.resolved.scrub(failure.detail)
             return ToolResult(call.id, call.name, f"The call failed: {words}", True)
-        if self.asker is not None and answer.meta and INTERACTION_META in answer.meta:
-            from parley.reasoning.agent_runs.tools_that_ask import tool_asks
-
-            return tool_asks(self, call, tool, call_id, answer)
+        if self.asking is not None:
+            asks = self.asking.tool_asks(self, call, tool, call_id, answer)
+            if asks is not None:
+                return asks
         return self._answered(call, tool, call_id, answer, room)
 
     def _answered(
@@ -433,22 +397,6 @@ class ToolLoop:
             data["shown_bytes"] = shown_bytes
         self.record(events.TOOL_CALL_ANSWERED, data)
         return ToolResult(call.id, call.name, shown, answer.is_error)
-
-    def _report_progress(self, call: ToolCall) -> ToolResult:
-        """``report_progress``: a ``message`` of 1 to 280 characters becomes ``activity_updated`` under
-        the run's one activity id; anything else is a tool error. It changes nothing, and is not one of
-        the run's 25 calls."""
-
-        message = (call.arguments or {}).get("message")
-        if not isinstance(message, str) or not 1 <= len(message) <= PROGRESS_MAX_CHARS:
-            return ToolResult(
-                call.id,
-                call.name,
-                f"report_progress takes a message of 1 to {PROGRESS_MAX_CHARS} characters.",
-                True,
-            )
-        self._activity(message, "model")
-        return ToolResult(call.id, call.name, "Reported.")
 
     def _activity(self, message: str, by: str) -> None:
         data = {"activity_id": f"activity-{self.run.run_id}", "message": message, "by": by}
@@ -492,18 +440,3 @@ def _turn_bytes(turn: Turn) -> int:
     parts = [turn.text, *(json.dumps(call.arguments) for call in turn.tool_calls)]
     parts.extend(result.content for result in turn.results)
     return sum(len(part.encode("utf-8", "surrogatepass")) for part in parts)
-
-
-def _progress_spec() -> ToolSpec:
-
-    return ToolSpec(
-        REPORT_PROGRESS,
-        "Report a short public update on what you are doing, for the person who started the run. It changes "
-        "nothing; call it beside real work, not instead of it.",
-        {
-            "type": "object",
-            "properties": {"message": {"type": "string", "minLength": 1, "maxLength": PROGRESS_MAX_CHARS}},
-            "required": ["message"],
-            "additionalProperties": False,
-        },
-    )

@@ -1,5 +1,5 @@
 """Questions a run asks a person, and the answers it takes (``agent-runs.md``, "Questions:
-``request_input``", "Approvals" and "A tool that asks").
+``request_input``", and the question of "A tool that asks").
 
 "The model calls ``request_input`` with: ``kind`` (``text``, ``choice`` or ``form``), ``prompt`` (1 to
 2,000 characters), ``options`` (choice: 1 to 50 of ``{id, label, recommended?}``; ids of 1 to 64
@@ -15,25 +15,32 @@ request: the model receives a tool error naming the rule, and may try again."
   :func:`answer_schema` its ``answer_schema``: "as much of this as JSON Schema can; the rest is checked
   all the same", by :func:`answer_errors` ("Answers, checked when they are given": each broken rule is an
   entry of ``422 invalid_input`` with a pointer under ``/answer``).
-- :data:`APPROVAL_ANSWER_SCHEMA` and :func:`approval_answer_errors` are an approval's answer, ``{approved:
-  boolean, note?: string of at most 2,000 characters}``.
+- :func:`ask_question` is the loop's step for a call of ``request_input`` (the request opened, the run
+  waits), :func:`open_question` opens a question's request (the model's, or a tool's), and
+  :func:`question_settled` is the asked call's result once the run is taken up again; they reach the
+  loop through ``asking.AskingLoop``. An approval's answer is in ``approvals``.
 
-Nothing here does any I/O. A skip is ``{"selected": [], "skipped": true}``; ``{"skipped": true}`` is taken
-as the same. "``recommended`` is a hint for a person's screen, never an answer": it is shown, and never
-read as a choice.
+Apart from those steps, nothing here does any I/O. A skip is ``{"selected": [], "skipped": true}``;
+``{"skipped": true}`` is taken as the same. "``recommended`` is a hint for a person's screen, never an
+answer": it is shown, and never read as a choice.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from parley.documents.pointers import join_pointer
 from parley.errors import ErrorEntry
-from parley.models import ToolSpec
+from parley.models import ToolCall, ToolResult, ToolSpec
+from parley.reasoning.agent_runs.requests import open_request, over_the_limit
+from parley.reasoning.agent_runs.state import call_json
+
+if TYPE_CHECKING:
+    from parley.reasoning.agent_runs.asking import AskingLoop
+    from parley.reasoning.agent_runs.requests import Asker
 
 #: The built-in tool's name: "the model is offered the built-in tool ``request_input``".
 REQUEST_INPUT: Final = "request_input"
@@ -61,8 +68,6 @@ FORM_QUESTIONS_MAX: Final = 8
 #: "**text**: a string, not empty or only whitespace, at most 8 KiB" (bytes of UTF-8); a choice's
 #: ``custom`` is such a text too.
 ANSWER_TEXT_MAX_BYTES: Final = 8 * 1024
-#: Approvals: "``note?``: string of at most 2,000 characters".
-NOTE_MAX_CHARS: Final = 2000
 
 #: The fields of a ``request_input`` call, in the page's order.
 QUESTION_FIELDS: Final = (
@@ -83,17 +88,6 @@ FORM_QUESTION_FIELDS: Final = ("id", "kind", "prompt", "options", "multiple", "a
 OPTION_FIELDS: Final = ("id", "label", "recommended")
 #: The members of a choice's answer, each optional.
 CHOICE_ANSWER_MEMBERS: Final = ("selected", "custom", "skipped")
-
-#: The answer schema of an approval: "``{approved: boolean, note?: string of at most 2,000 characters}``".
-APPROVAL_ANSWER_SCHEMA: Final[dict[str, Any]] = {
-    "type": "object",
-    "properties": {
-        "approved": {"type": "boolean"},
-        "note": {"type": "string", "maxLength": NOTE_MAX_CHARS},
-    },
-    "required": ["approved"],
-    "additionalProperties": False,
-}
 
 #: The most problems one tool error lists; the rest are counted.
 MAX_LISTED_PROBLEMS: Final = 10
@@ -845,41 +839,68 @@ def answer_errors(question: Question, answer: Any, pointer: str = "/answer") -> 
     return _text_errors(answer, pointer, "An answer")
 
 
-def approval_answer_errors(answer: Any, pointer: str = "/answer") -> list[ErrorEntry]:
-    """Every rule an approval's ``answer`` breaks (:data:`APPROVAL_ANSWER_SCHEMA`): ``approved`` true or
-    false, an optional ``note`` of at most 2,000 characters, nothing else."""
-    if not isinstance(answer, Mapping):
-        return [
-            ErrorEntry(
-                pointer,
-                'An approval is answered with {"approved": true or false, "note"?: text}, '
-                f"not {_shown(answer)}.",
-            )
-        ]
-    errors: list[ErrorEntry] = []
-    for key in answer:
-        if key not in ("approved", "note"):
-            errors.append(
-                ErrorEntry(
-                    join_pointer(pointer, str(key)),
-                    'Not a member of an approval\'s answer: it holds "approved" and, optionally, "note".',
-                )
-            )
-    at = join_pointer(pointer, "approved")
-    if "approved" not in answer:
-        errors.append(ErrorEntry(at, "Missing: approved, true to make the call or false to refuse it."))
-    elif not isinstance(answer["approved"], bool):
-        errors.append(ErrorEntry(at, f"approved is true or false, not {_shown(answer['approved'])}."))
-    if "note" in answer:
-        note = answer["note"]
-        at = join_pointer(pointer, "note")
-        if not isinstance(note, str):
-            errors.append(ErrorEntry(at, f"A note is text of at most 2,000 characters, not {_shown(note)}."))
-        elif len(note) > NOTE_MAX_CHARS:
-            errors.append(ErrorEntry(at, f"A note is at most 2,000 characters; this one has {len(note):,}."))
-    return errors
+# --- the steps that ask --------------------------------------------------------------------------------
 
 
-def approval_answer_schema() -> dict[str, Any]:
-    """A copy of :data:`APPROVAL_ANSWER_SCHEMA`, to show with a request without sharing the constant."""
-    return copy.deepcopy(APPROVAL_ANSWER_SCHEMA)
+def ask_question(loop: AskingLoop, asker: Asker, call: ToolCall) -> ToolResult:
+    """``request_input``: a call that breaks a rule is a tool error; a valid one is a request (the run
+    waits: ``RunWaits``). Not one of the run's 25 calls."""
+    question = check_question(call.arguments)
+    if isinstance(question, str):
+        return ToolResult(call.id, call.name, question, True)
+    refused = over_the_limit(asker, call)
+    if refused is not None:
+        return refused
+    pending = {"kind": "question", "call": call_json(call), "question": question.as_json()}
+    return open_question(loop, asker, call, question, pending, {})
+
+
+def open_question(
+    loop: AskingLoop,
+    asker: Asker,
+    call: ToolCall,
+    question: Question,
+    pending: dict[str, Any],
+    more: dict[str, Any],
+) -> ToolResult:
+    """Open the request of ``question`` (``input_requested``, with ``more`` in its data)."""
+    from parley.runs import events
+
+    return open_request(
+        loop,
+        asker,
+        call,
+        pending,
+        asked={"question": question.as_json()},
+        message=question.prompt,
+        answer_schema=answer_schema(question),
+        event_type=events.INPUT_REQUESTED,
+        event_data={"kind": question.kind, "prompt": question.prompt, "model_call_id": call.id, **more},
+    )
+
+
+def response_meta(pending: dict[str, Any], answer: Any) -> dict[str, Any]:
+    """The person's answer as every later call of the segment carries it in ``_meta``."""
+    return {
+        "interaction_id": pending["interaction_id"],
+        "prompt": pending["question"]["prompt"],
+        "kind": pending["question"]["kind"],
+        "answer": answer,
+    }
+
+
+def question_settled(
+    loop: AskingLoop, call: ToolCall, pending: dict[str, Any], answered: bool, answer: Any, expires_at: str
+) -> ToolResult:
+    """The result of ``request_input`` once the run is taken up: the answer, or that nobody answered."""
+    if not answered:
+        prompt = pending["question"]["prompt"][:200]
+        words = (
+            f"Nobody answered the question ({prompt!r}) before it expired at {expires_at}. Go on "
+            "without the answer."
+        )
+        return ToolResult(call.id, call.name, words)
+    response = response_meta(pending, answer)
+    loop.response_meta = response
+    shown = {"interaction_id": response["interaction_id"], "prompt": response["prompt"], "answer": answer}
+    return ToolResult(call.id, call.name, json.dumps(shown, ensure_ascii=False))

@@ -6,6 +6,10 @@ tool that asks) or an approval of a frozen call, opened in the playbook's inbox 
 ``approval_requested``) and the work's state kept in one transaction (``DynamoRunStore.ask``), then the
 run's execution parked on it (``parley.runs.waiting``). The run's work then stops (:class:`RunWaits`);
 the answer, the expiry or a cancel takes it up again in a new invocation.
+
+:func:`open_request` is what each step that asks (a question, an approval, a tool that asks) does with
+it: the request opened with the loop's state and the *pending* call (the run then waits), or the inbox
+being full told to the model; :func:`over_the_limit` refuses a 21st request.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ from parley.clock import format_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict
 from parley.errors import Problem
+from parley.models import ToolCall, ToolResult
+from parley.reasoning.agent_runs.endings import RunWorkEnded
 from parley.runs import events
-from parley.runs.events import run_event
+from parley.runs.events import new_event_id, run_event
 from parley.runs.model import Request
 
 if TYPE_CHECKING:
+    from parley.reasoning.agent_runs.asking import AskingLoop
     from parley.reasoning.document import ReasoningDocument
     from parley.runs.model import Run
     from parley.runs.service import RunService
@@ -67,7 +74,6 @@ class Asker:
     ) -> NoReturn:
         """Open the request, keep ``state`` beside it, park the run's execution; raise :class:`RunWaits`
         (or ``RunWorkEnded`` when the run ended meanwhile, :class:`AskRefused` when the inbox is full)."""
-        from parley.reasoning.agent_runs.loop import RunWorkEnded
         from parley.runs.store import RequestsFull
 
         ask = self.document.ask
@@ -125,3 +131,46 @@ class Asker:
         except RenderFailure as failure:
             raise Problem("conflict", f"ask.to could not be rendered: {failure}", kind="unworkable") from None
         return checked_party(to, "ask.to")
+
+
+def open_request(
+    loop: AskingLoop,
+    asker: Asker,
+    call: ToolCall,
+    pending: dict[str, Any],
+    *,
+    asked: dict[str, Any],
+    message: str,
+    answer_schema: Any,
+    event_type: str,
+    event_data: dict[str, Any],
+) -> ToolResult:
+    """Open the request (the run then waits: ``RunWaits`` is raised); the inbox being full is told to
+    the model instead."""
+
+    interaction_id = new_event_id(event_type, loop.runtime.clock.now(), events.WORK_STEP)
+    pending = {**pending, "interaction_id": interaction_id}
+    try:
+        asker.open(
+            asked=asked,
+            message=message,
+            answer_schema=answer_schema,
+            event_type=event_type,
+            event_data={"interaction_id": interaction_id, **event_data},
+            state=loop.snapshot(pending),
+        )
+    except AskRefused as refused:
+        return ToolResult(call.id, call.name, str(refused), True)
+
+
+def over_the_limit(asker: Asker, call: ToolCall) -> ToolResult | None:
+    """The tool error of a request past the run's 20th; ``None`` while the run may still ask."""
+    if asker.segment < MAX_REQUESTS:
+        return None
+    return ToolResult(
+        call.id,
+        call.name,
+        f"This run has asked {MAX_REQUESTS} times, as many as a run may (questions and approvals together); "
+        "nothing was asked. Go on with what you have.",
+        True,
+    )

@@ -1,6 +1,6 @@
 """Questions a run asks and the answers it takes: every rule of a ``request_input`` call refused with its
 field, the question as shown and read back, the answer schema, and every rule of an answer refused with
-its pointer (agent-runs.md, "Questions: ``request_input``", "Approvals" and "A tool that asks")."""
+its pointer (agent-runs.md, "Questions: ``request_input``" and "A tool that asks")."""
 
 from __future__ import annotations
 
@@ -12,15 +12,12 @@ from jsonschema import Draft202012Validator
 
 from parley.errors import ErrorEntry
 from parley.reasoning.agent_runs.questions import (
-    APPROVAL_ANSWER_SCHEMA,
     REQUEST_INPUT,
     FormQuestion,
     Option,
     Question,
     answer_errors,
     answer_schema,
-    approval_answer_errors,
-    approval_answer_schema,
     check_question,
     request_input_spec,
 )
@@ -720,51 +717,3 @@ def test_a_tilde_in_a_question_id_is_escaped() -> None:
 
 def test_a_lone_surrogate_is_counted_not_raised() -> None:
     assert answer_errors(TEXT_Q, "\ud800" + "x") == []
-
-
-# --- approvals --------------------------------------------------------------------------------------
-
-
-def test_the_approval_schema_is_the_pages() -> None:
-    assert APPROVAL_ANSWER_SCHEMA == {
-        "type": "object",
-        "properties": {"approved": {"type": "boolean"}, "note": {"type": "string", "maxLength": 2000}},
-        "required": ["approved"],
-        "additionalProperties": False,
-    }
-    assert approval_answer_schema() == APPROVAL_ANSWER_SCHEMA
-    assert approval_answer_schema() is not APPROVAL_ANSWER_SCHEMA
-    Draft202012Validator.check_schema(APPROVAL_ANSWER_SCHEMA)
-
-
-@pytest.mark.parametrize(
-    "answer",
-    [
-        {"approved": True},
-        {"approved": False},
-        {"approved": False, "note": "Not that day"},
-        {"approved": True, "note": ""},
-    ],
-)
-def test_a_good_approval_is_taken(answer: Any) -> None:
-    assert approval_answer_errors(answer) == []
-    assert Draft202012Validator(APPROVAL_ANSWER_SCHEMA).is_valid(answer)
-
-
-@pytest.mark.parametrize(
-    ("answer", "pointers"),
-    [
-        (True, ["/answer"]),
-        ({}, ["/answer/approved"]),
-        ({"approved": "yes"}, ["/answer/approved"]),
-        ({"approved": 1}, ["/answer/approved"]),
-        ({"approved": False, "note": 3}, ["/answer/note"]),
-        ({"approved": False, "note": "x" * 2001}, ["/answer/note"]),
-        ({"approved": True, "reason": "x"}, ["/answer/reason"]),
-        ({"note": "x" * 2001, "why": 1}, ["/answer/why", "/answer/approved", "/answer/note"]),
-    ],
-)
-def test_an_approval_that_breaks_a_rule_is_refused_with_its_pointer(answer: Any, pointers: list[str]) -> None:
-    errors = approval_answer_errors(answer)
-    assert [entry.pointer for entry in errors] == pointers
-    assert not Draft202012Validator(APPROVAL_ANSWER_SCHEMA).is_valid(answer)
