@@ -13,6 +13,10 @@ step"), one last step is made without tools, with the calls so far given as fenc
 "Limits on time and failures" (the model call's limit, the run's ten minutes, five server failures, a
 call in the last step) end a run that called tools as ``tools_unfinished`` or ``effect_unknown``
 ("When a tool-calling run cannot finish"); before its first call, as plain ``unavailable``.
+
+An agent run's asking (``agent-runs.md``) reaches the loop only through the interface of ``asking``: the
+loop holds an :class:`~parley.reasoning.agent_runs.asking.Asking` (``None`` without ``ask``) and hands it
+itself as the ``AskingLoop`` its steps use; ``report_progress`` and Parley's own activity are ``progress``.
 """
 
 from __future__ import annotations
