@@ -96,8 +96,8 @@ REASON_FIRST_RUN = (
     "parley.reasoning.offer",
     "parley.reasoning.answer",
     "parley.reasoning.record",
-    "parley.reasoning.models.secrets",
-    "parley.reasoning.models.providers.anthropic",
+    "parley.models.secrets",
+    "parley.models.providers.anthropic",
     "httpx",
 )
 
@@ -138,9 +138,9 @@ def reason_first_run(rounds: int = 7) -> dict[str, float]:
     }
 
 
-#: Modules the api function must not load: the HTTP client of the model providers, their adapters, and
-#: the reasoning package (the reason function does a reasoning run's work).
-API_MUST_NOT_LOAD = ("httpx", "httpcore", "parley.reasoning", "parley.executions.reason")
+#: Modules the api function must not load: the HTTP client of the model providers, the models (their
+#: adapters among them), and the reasoning package (the reason function does a reasoning run's work).
+API_MUST_NOT_LOAD = ("httpx", "httpcore", "parley.models", "parley.reasoning", "parley.executions.reason")
 
 LOADED = textwrap.dedent(
     """

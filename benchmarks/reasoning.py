@@ -12,7 +12,7 @@ Nothing leaves the process and only the project's own code is timed:
 - DynamoDB: each run is recorded once against moto, then replayed (``benchmarks.runs.Tape``), so
   neither moto nor botocore is in the figure.
 - The model: the run code gives no way to hand ``call_model`` an HTTP client, so the benchmark wraps
-  ``parley.reasoning.models.providers.call_model`` to pass one (``http=``) whose transport is an
+  ``parley.models.call_model`` to pass one (``http=``) whose transport is an
   ``httpx.MockTransport`` answering a canned Anthropic Messages or OpenAI Chat Completions body at once:
   no socket. The time spent in ``httpx.Client.request`` (request building, the mock transport, the
   response) is measured apart: it stands in for the round trip, and "our code" is the rest (with
@@ -170,7 +170,7 @@ def canned_model(
     """
     import httpx
 
-    import parley.reasoning.models.providers as providers
+    import parley.models as providers
 
     plain_request = httpx.Client.request
     plain_handle = httpx.HTTPTransport.handle_request

@@ -302,7 +302,7 @@ class ParleyStack(Stack):
     def _grant_models(self) -> None:
         """``MAY_LIST_MODELS``: read Bedrock's list of foundation models, on every stage: the Lambda runtime
         always sets ``AWS_REGION``, so Bedrock is a configured provider wherever Parley runs on AWS
-        (``parley.reasoning.models.providers.settings``) and ``list_models`` reads its list.
+        (``parley.models.providers.settings``) and ``list_models`` reads its list.
         ``MAY_CALL_MODELS``: call the Bedrock models and inference profiles the stage names
         (``-c bedrock_models``; ``parley_cdk.models``), and none when it names none."""
         for name in sorted(MAY_LIST_MODELS):

@@ -90,7 +90,7 @@ VARIABLES: Final[Mapping[str, Variable]] = {
 #: which the operator configuration names by secret reference instead; a deployed function sets none.
 DYNAMIC_READS: Final = {
     "config.py": "a provider's settings (PROVIDER_SETTINGS) and the limits' overrides",
-    "reasoning/models/providers/settings.py": "a provider's settings (PROVIDER_SETTINGS)",
+    "models/providers/settings.py": "a provider's settings (PROVIDER_SETTINGS)",
 }
 
 

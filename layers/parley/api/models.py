@@ -5,7 +5,7 @@ The route is relative to the org, not a playbook: a principal with any grant in 
 whether the org exists or not (``parley.api.operation.authorize_call``). ``provider`` (optional) keeps
 the entries of one configured provider; any other value is ``400 bad_request``.
 
-The listing (``parley.reasoning.models.listing``) brings the catalog and the providers' entry point with
+The listing (``parley.models.listing``) brings the catalog and the providers' entry point with
 it: it is imported when the operation is first called, so the api function's cold start carries no
 provider code.
 """
@@ -19,7 +19,7 @@ from parley.api.shapes import MODELS
 
 
 def list_models(services: Services, call: Call) -> Answer:
-    from parley.reasoning.models.listing import models_listing
+    from parley.models import models_listing
 
     return Answer(models_listing(services.runtime, provider=call.values["provider"]))
 

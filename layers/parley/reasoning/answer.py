@@ -19,8 +19,8 @@ from parley.documents.json_schema import json_bounds_errors, validate_instance
 from parley.errors import ErrorEntry, Problem, capped_errors
 
 if TYPE_CHECKING:
+    from parley.models import ModelAnswer
     from parley.reasoning.document import ReasoningDocument
-    from parley.reasoning.models.providers.base import ModelAnswer
 
 #: "An answer may nest at most 128 levels deep."
 ANSWER_MAX_DEPTH: Final = 128

@@ -37,7 +37,7 @@ from parley.documents.front_matter import LineIndex, read_document
 from parley.documents.json_schema import check_schema, validate_instance
 from parley.documents.pointers import join_pointer
 from parley.documents.problems import DocumentProblems
-from parley.reasoning.models.providers.base import Effort, Settings
+from parley.models import Effort, Settings
 from parley.reasoning.provider_options import check_provider_options
 from parley.reasoning.schema_warnings import capped_warnings, schema_warnings
 from parley.reasoning.shapes import SHAPE_NAMES, ShapeName, shape_schema

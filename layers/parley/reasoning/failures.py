@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from parley.errors import Problem
 
 if TYPE_CHECKING:
-    from parley.reasoning.models.providers.base import ModelCallFailed
+    from parley.models import ModelCallFailed
 
 
 def failure_problem(failure: ModelCallFailed) -> Problem:

@@ -6,7 +6,7 @@ definition's ``warnings`` say so at once, rather than its first run.
 The checks are the run's own (``parley.reasoning.offer``), in the run's order, on what the server knows
 when the document is saved: the reference through the aliases (one hop), the operator's ``allowed``, and
 whether the provider is configured (the operator configuration's ``models``, and the providers' settings
-in the environment, as :func:`~parley.reasoning.models.listing.configured_providers` finds them — what
+in the environment, as :func:`~parley.models.listing.configured_providers` finds them — what
 ``list_models`` shows). A warning names the configured providers and the aliases, as the run's rejection
 does, and never a setting's name or value (nor the ``allowed`` list, which the rejection does not name).
 """
@@ -22,7 +22,7 @@ from parley.config import ModelsConfig
 from parley.documents.front_matter import read_document
 from parley.documents.problems import DocumentProblems, DocumentWarning
 from parley.errors import Problem
-from parley.reasoning.models.aliases import UnknownModelReference, is_allowed, resolve_reference
+from parley.models import UnknownModelReference, is_allowed, resolve_reference
 
 if TYPE_CHECKING:
     from parley.ports.runtime import Runtime
@@ -59,7 +59,7 @@ def model_warning(reference: str, models: ModelsInUse) -> str | None:
     """Why a run of a function whose ``model`` is ``reference`` would end before calling it on this
     server, as the text of a warning; ``None`` when it would be called (or when the reference is not a
     model reference at all, which the document's check refuses)."""
-    from parley.reasoning.models.listing import configured_providers
+    from parley.models import configured_providers
 
     config = models.config
     try:

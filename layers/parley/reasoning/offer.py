@@ -18,21 +18,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from parley.errors import Problem
-from parley.reasoning.models.aliases import (
+from parley.models import (
     UnknownModelReference,
+    configured_providers,
     is_allowed,
     model_not_allowed,
     provider_not_configured,
+    provider_settings,
     resolve_reference,
 )
-from parley.reasoning.models.listing import configured_providers
-from parley.reasoning.models.providers import provider_settings
 from parley.reasoning.provider_options import gateway_options, options_for, unread_namespaces
 
 if TYPE_CHECKING:
     from parley.config import ModelsConfig
+    from parley.models import ProviderSettings
     from parley.reasoning.document import ReasoningDocument
-    from parley.reasoning.models.providers.base import ProviderSettings
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from parley.documents.json_schema import json_size
 from parley.errors import Problem
 
 if TYPE_CHECKING:
+    from parley.models import ModelAnswer
     from parley.reasoning.document import ReasoningDocument
-    from parley.reasoning.models.providers.base import ModelAnswer
     from parley.reasoning.offer import Offer
     from parley.reasoning.prompt import Prompt
 

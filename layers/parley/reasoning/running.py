@@ -37,8 +37,8 @@ from parley.runs.model import Rejection, Request, Run
 from parley.runs.versions import PerVersion
 
 if TYPE_CHECKING:
+    from parley.models import ModelAnswer
     from parley.reasoning.document import ReasoningDocument
-    from parley.reasoning.models.providers.base import ModelAnswer
     from parley.reasoning.offer import Offer
     from parley.reasoning.prompt import Prompt
     from parley.runs.service import RunService
@@ -192,10 +192,9 @@ class Reasoning:
         """Do the run's work from its start, or (``resume``) from where an agent run waited, once its
         request was answered or expired; the outcome, and the new wait's bound in seconds when the run
         asked again (``waiting``)."""
-        from parley.reasoning.asking.requests import RunWaits
-        from parley.reasoning.models.providers import call_model
-        from parley.reasoning.models.providers.base import ModelCallFailed
-        from parley.reasoning.tools.loop import RunWorkEnded
+        from parley.models import ModelCallFailed, call_model
+        from parley.reasoning.agent_runs.endings import RunWorkEnded
+        from parley.reasoning.agent_runs.requests import RunWaits
 
         runs = self.runs
         playbook = PlaybookRef(key.org, key.playbook)
@@ -271,15 +270,16 @@ class Reasoning:
         request: Any,
         segment: _Segment | None,
     ) -> tuple[ModelAnswer, int, list[str]]:
-        """A run of a function with ``tools`` or ``ask`` (``parley.reasoning.tools``): its tools checked
+        """A run of a function with ``tools`` or ``ask`` (``parley.reasoning.agent_runs``): its tools checked
         before the model is called, then the steps (of an agent run: from the ``segment`` it took up);
         the final answer (with the usage of every step), the model's time, and the warnings of the
         tools' input schemas. ``RunWaits`` once an agent run asks a person."""
-        from parley.reasoning.asking.approvals import ApprovalRule
-        from parley.reasoning.asking.requests import Asker
-        from parley.reasoning.models.providers import call_model
-        from parley.reasoning.tools.before import tools_for_run
-        from parley.reasoning.tools.loop import ToolLoop
+        from parley.models import call_model
+        from parley.reasoning.agent_runs.asking_a_person import AskingAPerson
+        from parley.reasoning.agent_runs.before import tools_for_run
+        from parley.reasoning.agent_runs.loop import ToolLoop
+        from parley.reasoning.agent_runs.offered import ApprovalRule
+        from parley.reasoning.agent_runs.requests import Asker
 
         runtime = self.runs.runtime
         offered, warnings = tools_for_run(
@@ -318,7 +318,11 @@ class Reasoning:
             activity=document.ask is not None,
             model_label=offer.resolved,
             called=list(run.calls or ()),
-            asker=None if segment is None else Asker(self.runs, playbook, run, document, segment.number),
+            asking=(
+                None
+                if segment is None
+                else AskingAPerson(Asker(self.runs, playbook, run, document, segment.number))
+            ),
             worked_before=worked,
         )
         if segment is not None and segment.state is not None and segment.request is not None:
@@ -343,7 +347,7 @@ class Reasoning:
         return document, prompt, offer_for(document, self.runs.runtime.operator.models, self._environ())
 
     def _request(self, document: ReasoningDocument, prompt: Prompt, offer: Offer) -> Any:
-        from parley.reasoning.models.providers.base import ModelRequest
+        from parley.models import ModelRequest
 
         settings = document.settings
         schema: Mapping[str, Any] | None = None
@@ -442,7 +446,7 @@ class Reasoning:
         return os.environ if environ is None else environ
 
     def _resolver(self) -> Any:
-        from parley.reasoning.models.secrets import resolver_for
+        from parley.models import resolver_for
 
         return resolver_for(self.runs.runtime)
 
@@ -468,7 +472,8 @@ class Reasoning:
     def answer_errors(self, request: Request, answer: Any) -> list[ErrorEntry]:
         """A question's answer rules, or an approval's (``agent-runs.md``), with pointers under
         ``/answer``."""
-        from parley.reasoning.asking.questions import Question, answer_errors, approval_answer_errors
+        from parley.reasoning.agent_runs.approvals import approval_answer_errors
+        from parley.reasoning.agent_runs.questions import Question, answer_errors
 
         asked = request.asked or {}
         if "question" in asked:
@@ -488,7 +493,7 @@ class Reasoning:
         if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
             if "segment" in work and not self._segment_at_work(playbook, key.run_id, int(work["segment"])):
                 return {"run": key.as_json(), "work": BOUND_WORK, "outcome": outcome}
-            from parley.reasoning.tools.endings import cannot_finish
+            from parley.reasoning.agent_runs.endings import cannot_finish
 
             detail = (
                 "The run did not finish within its bound (10 minutes, or its model call's limit when that is "

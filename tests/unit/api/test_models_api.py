@@ -21,8 +21,8 @@ from parley.clock import ManualClock
 from parley.config import PROVIDER_SETTINGS, parse_operator_config
 from parley.definitions.store import DynamoDefinitionStore
 from parley.local.aws import local_session
+from parley.models.listing import model_list_cache
 from parley.ports.runtime import Runtime
-from parley.reasoning.models.listing import model_list_cache
 
 MODELS = "/v1/orgs/acme/models"
 ANTHROPIC_KEY = "sk-ant-env-3f9a0c21"
@@ -354,10 +354,10 @@ def test_the_api_module_loads_no_listing_and_no_provider_code() -> None:
     assert "parley.api.models" in loaded
     assert loaded.isdisjoint(
         [
-            "parley.reasoning.models.listing",
-            "parley.reasoning.models.catalog",
-            "parley.reasoning.models.providers",
-            "parley.reasoning.models.secrets",
+            "parley.models.listing",
+            "parley.models.catalog",
+            "parley.models.providers",
+            "parley.models.secrets",
             "httpx",
             "boto3",
         ]

@@ -1,6 +1,6 @@
 """What a function's cold start loads: building a runtime and the handlers that only wait, settle and
-time work never loads the document checkers (YAML, JSON Schema, Liquid) or the reasoning type; those
-load with the first event that needs them (``make bench`` measures the rest)."""
+time work never loads the document checkers (YAML, JSON Schema, Liquid), the reasoning type or the
+models; those load with the first event that needs them (``make bench`` measures the rest)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import sys
 
 import pytest
 
-HEAVY = ("liquid", "jsonschema", "yaml", "parley.reasoning", "parley.documents.save_warnings", "httpx")
+HEAVY = (
+    "liquid",
+    "jsonschema",
+    "yaml",
+    "parley.reasoning",
+    "parley.models",
+    "parley.documents.save_warnings",
+    "httpx",
+)
 
 LOADED = """
 import json, sys

@@ -98,6 +98,25 @@ def test_every_type_of_the_definitions_has_its_kind_in_the_registry() -> None:
         assert callable(kind_module(definition_type).check)
 
 
+#: The models (``parley.models``) sit on the core's middle floor, beside ``parley.tools``: a function type
+#: uses them, never the reverse, and they reach no front door, entry or lifecycle (issue 30).
+ABOVE_THE_MODELS = (
+    "reasoning",
+    "workflow",
+    "interaction",
+    "api",
+    "front",
+    "inbox",
+    "local",
+    "executions",
+    "runs",
+)
+
+
+def test_the_models_import_no_type_lifecycle_or_front_door() -> None:
+    assert not graph().get("models", set()) & set(ABOVE_THE_MODELS)
+
+
 #: The front doors: the HTTP API (and its description), the MCP front door, the web inbox. They sit on
 #: top of the core; only the entries that serve them (the local server, the CLI, the authorizer's logs)
 #: import them. The MCP front door is made from the API's registry of operations, never the reverse.

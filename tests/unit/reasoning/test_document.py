@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from parley.errors import Problem
+from parley.models.providers.base import Settings
 from parley.reasoning.document import (
     ModelReference,
     ToolReference,
     check_reasoning_document,
 )
-from parley.reasoning.models.providers.base import Settings
 
 SYSTEM_LINE = (
     "{% system %}Review the brief using the supplied criteria. Identify missing evidence. "

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from parley.errors import Problem
+from parley.models.providers.base import ModelAnswer, ProviderSettings, Usage
 from parley.reasoning.document import check_reasoning_document
-from parley.reasoning.models.providers.base import ModelAnswer, ProviderSettings, Usage
 from parley.reasoning.offer import Offer
 from parley.reasoning.prompt import Prompt
 from parley.reasoning.record import RECORDED_MAX_BYTES, full_record

@@ -1,1 +1,0 @@
-"""Agent runs asking a person (agent-runs.md)."""

@@ -1,1 +1,0 @@
-"""Models of reasoning functions: the providers that answer, their aliases and catalog."""
