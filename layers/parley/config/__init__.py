@@ -34,7 +34,6 @@ from parley.config.environment import (
     REASONING_MAX_INPUT_TOKENS_VARIABLE,
     WORKFLOW_MAX_DURATION_VARIABLE,
 )
-from parley.config.errors import OperatorConfigError
 from parley.config.limits import (
     DEFAULT_INTERACTION_OPEN_REQUESTS,
     DEFAULT_WORKFLOW_MAX_DURATION,
@@ -68,6 +67,7 @@ from parley.config.principals import Grant, Principal, Role, identifier
 from parley.config.rules import SECRET_REFERENCE_PREFIX
 from parley.config.settings import EnvironmentSettings
 from parley.config.tool_servers import TOOL_NAME, ToolApproval, ToolServer, server_name, tool_name
+from parley.errors import OperatorConfigError
 
 __all__ = [
     "BUILT_IN_PROVIDERS",

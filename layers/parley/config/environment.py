@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from parley.config.errors import OperatorConfigError
+from parley.errors import OperatorConfigError
 
 OPEN_REQUESTS_VARIABLE: Final = "INTERACTION_OPEN_REQUESTS"
 WORKFLOW_MAX_DURATION_VARIABLE: Final = "WORKFLOW_MAX_DURATION"

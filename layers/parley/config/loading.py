@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Final
 
 from parley.config.environment import apply_environment
-from parley.config.errors import OperatorConfigError
 from parley.config.operator import OperatorConfig
 from parley.config.yaml_reader import NotYaml, read_yaml
+from parley.errors import OperatorConfigError
 from parley.reading import Mistake, Reading, Refused, read_record
 
 OPERATOR_CONFIG_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG"

@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from parley.config.errors import OperatorConfigError
 from parley.config.loading import parse_operator_config
 from parley.config.operator import OperatorConfig
+from parley.errors import OperatorConfigError
 
 #: The name of the SSM parameter holding the operator configuration on AWS.
 OPERATOR_CONFIG_PARAMETER_VARIABLE: Final = "PARLEY_OPERATOR_CONFIG_PARAMETER"

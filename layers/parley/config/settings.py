@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from parley.config.errors import OperatorConfigError
+from parley.errors import OperatorConfigError
 
 
 @dataclass(frozen=True)

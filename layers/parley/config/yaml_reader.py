@@ -6,8 +6,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from parley.errors import ParleyError
 
-class NotYaml(ValueError):
+
+class NotYaml(ParleyError, ValueError):
     """The text is not YAML; the message is PyYAML's."""
 
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
 from parley.dynamo import StoreConflict
-from parley.errors import ErrorEntry, Problem
+from parley.errors import ErrorEntry, ParleyError, Problem
 from parley.interaction.sent import sent_values
 from parley.ports.waiting import RunKey
 from parley.runs import events
@@ -72,7 +72,7 @@ LOST_AFTER: Final = timedelta(minutes=1)
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 
 
-class DeliveryRefused(Exception):
+class DeliveryRefused(ParleyError):
     """``deliver.with`` cannot be sent at all: ``because`` is ``too_large`` or ``unworkable``."""
 
     def __init__(self, because: str, detail: str, size: int | None = None) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from parley.errors import ParleyError
+
 #: The most of a confirmation a request shows (characters); a longer one is cut with an ellipsis.
 CONFIRMATION_MAX_CHARS: Final = 8_000
 
@@ -24,7 +26,7 @@ class ApprovalRule:
     preview: str | None = None
 
 
-class ApprovalFailed(Exception):
+class ApprovalFailed(ParleyError):
     """No request is made for the call: ``because`` is ``arguments_refused`` or ``confirmation_failed``."""
 
     def __init__(self, because: str, detail: str) -> None:

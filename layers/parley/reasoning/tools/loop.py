@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.dynamo import StoreConflict
-from parley.errors import Problem
+from parley.errors import ParleyError, Problem
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.reasoning.models.providers.base import (
     ModelAnswer,
@@ -67,7 +67,7 @@ SILENT_FIRST_SECONDS: Final = 3.0
 SILENT_EVERY_SECONDS: Final = 5.0
 
 
-class RunWorkEnded(Exception):
+class RunWorkEnded(ParleyError):
     """The run ended while it worked (cancelled, or ended by its backstop): nothing more is written."""
 
 
