@@ -23,8 +23,16 @@ The package, one module per part (issue 30): the sections (:mod:`~parley.config.
 strict YAML reader (:mod:`~parley.config.yaml_reader`), the environment's overrides
 (:mod:`~parley.config.environment`), loading (:mod:`~parley.config.loading`), the SSM parameter and its
 live refresh (:mod:`~parley.config.parameter`), a function's environment settings
-(:mod:`~parley.config.settings`). This face exports what the rest of the runtime uses; every part is
-light (PyYAML and botocore are imported when used), so it imports them all.
+(:mod:`~parley.config.settings`).
+
+Offers: the configuration (:class:`OperatorConfig` and its sections :class:`Principal`,
+:class:`Grant`, :class:`ToolServer`, :class:`ToolApproval`, :class:`Limits`, :class:`ModelsConfig`,
+:class:`Gateway`, :class:`CatalogEntry`), loading it (:func:`parse_operator_config`,
+:func:`load_operator_config`, :func:`operator_config_from_environment`, and on AWS
+:class:`OperatorConfigParameter` followed by :class:`LiveOperatorConfig`), its error
+(:class:`OperatorConfigError`), a function's :class:`EnvironmentSettings`, and the names of the
+variables and providers it reads. Every part is light (PyYAML and botocore are imported when used), so
+this face imports them all.
 """
 
 from __future__ import annotations
