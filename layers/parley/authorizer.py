@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from parley.auth import bearer_token
+from parley.errors import ParleyError
 
 if TYPE_CHECKING:
     from jwt import PyJWK
@@ -74,11 +75,11 @@ MAX_PRINCIPAL_LENGTH: Final = 128
 REFUSED_PRINCIPAL: Final = "unauthenticated"
 
 
-class InvalidToken(Exception):
+class InvalidToken(ParleyError):
     """Why a token was refused (for the log: it never holds the token)."""
 
 
-class JwksUnavailable(Exception):
+class JwksUnavailable(ParleyError):
     """The issuer's keys cannot be read (the authorizer fails: API Gateway answers 500, not 401)."""
 
 

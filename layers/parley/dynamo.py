@@ -1,5 +1,6 @@
 """What every DynamoDB adapter of the one table shares: item (de)serialization and the translation of
-botocore errors into the ports' own.
+botocore errors into the ports' own (the errors themselves live in ``parley.errors``; their names here
+are the same classes).
 
 - A write whose condition did not hold: :class:`StoreConflict` (for a transaction, ``reasons`` gives
   each item's cancellation code, so the caller can tell *which* condition failed).
@@ -13,11 +14,13 @@ handler's cold import stays small (see ``make bench``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.errors import Problem
+from parley.errors import CONDITION_FAILED, Problem
+from parley.errors import StoreConflict as StoreConflict
+from parley.errors import StoreContention as StoreContention
 from parley.infrastructure.table import TABLE
 
 if TYPE_CHECKING:
@@ -35,28 +38,6 @@ UNAVAILABLE_CODES: Final = frozenset(
         "ProvisionedThroughputExceeded",
     }
 )
-#: A transaction item's cancellation code when its condition did not hold.
-CONDITION_FAILED: Final = "ConditionalCheckFailed"
-
-
-class StoreConflict(Exception):
-    """A write's condition did not hold.
-
-    ``reasons`` holds one cancellation code per item of a cancelled transaction (``"None"`` for the
-    items that were fine), and is empty for a single write.
-    """
-
-    def __init__(self, code: str, reasons: Sequence[str] = ()) -> None:
-        super().__init__(code)
-        self.reasons = tuple(reasons)
-
-    def failed(self, index: int) -> bool:
-        """Whether the condition of the transaction's item ``index`` is one that did not hold."""
-        return index < len(self.reasons) and self.reasons[index] == CONDITION_FAILED
-
-
-class StoreContention(Exception):
-    """Another transaction was writing the same items at that moment; trying again may succeed."""
 
 
 @contextmanager

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, TypeVar
 
+from parley.errors import ParleyError
 from parley.secret import Secret
 
 T = TypeVar("T")
@@ -51,7 +52,7 @@ class Mistake:
     message: str
 
 
-class Refused(Exception):
+class Refused(ParleyError):
     """The value at some place was refused; the mistakes are recorded in the :class:`Reading`."""
 
 

@@ -89,7 +89,8 @@ VARIABLES: Final[Mapping[str, Variable]] = {
 #: Variables read by a name computed at run time: a model provider's settings (``ANTHROPIC_API_KEY``…),
 #: which the operator configuration names by secret reference instead; a deployed function sets none.
 DYNAMIC_READS: Final = {
-    "config.py": "a provider's settings (PROVIDER_SETTINGS) and the limits' overrides",
+    "config/models.py": "a provider's settings (PROVIDER_SETTINGS)",
+    "config/environment.py": "the limits' overrides",
     "models/providers/settings.py": "a provider's settings (PROVIDER_SETTINGS)",
 }
 

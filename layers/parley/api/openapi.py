@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from parley.api.body_schemas import body_json_schema
 from parley.api.operation import Operation, Param, base_params
 from parley.api.shapes import problem_schema
 from parley.errors import REASONS
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
 
 OPENAPI_VERSION: Final = "3.1.0"
 PROBLEM_REF: Final = "#/components/schemas/Problem"
@@ -114,15 +111,6 @@ def parameter_object(param: Param) -> dict[str, Any]:
     }
 
 
-def body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The body model's JSON Schema (titles left out: the descriptions say what each field is), as
-    ``parley.api.body_schemas`` writes it for the package."""
-    schema: dict[str, Any] = _without_titles(model.model_json_schema())
-    schema.setdefault("properties", {})
-    schema["additionalProperties"] = False
-    return schema
-
-
 def problem_response(reasons: list[str]) -> dict[str, Any]:
     status = REASONS[reasons[0]][0]
     response: dict[str, Any] = {
@@ -141,18 +129,6 @@ def problem_response(reasons: list[str]) -> dict[str, Any]:
     if "unauthenticated" in reasons:
         response["headers"] = {"WWW-Authenticate": {"required": True, "schema": {"type": "string"}}}
     return response
-
-
-def _without_titles(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            key: _without_titles(item)
-            for key, item in value.items()
-            if not (key == "title" and isinstance(item, str))
-        }
-    if isinstance(value, list):
-        return [_without_titles(item) for item in value]
-    return value
 
 
 def api_version() -> str:

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from parley.errors import ParleyError
+
 #: The user the tool server posts as: the messages Parley sends.
 BOT_USER: Final = "parley"
 #: Slack's own bounds for ``conversations.replies``' ``limit``.
@@ -30,7 +32,7 @@ MAX_TEXT: Final = 40_000
 MAX_NAME: Final = 80
 
 
-class ChatError(ValueError):
+class ChatError(ParleyError, ValueError):
     """A call the chat refuses, with words that say what to change (the tool error's message)."""
 
 

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from parley.demo.model_answers import Answer, Conversation, Tool, ToolResult, schema_in, words
+from parley.errors import ParleyError
 
 MODELS: Final = ("echo",)
 #: ``created`` of the listed models: a fixed time, so the list is the same on every run.
 LISTED_CREATED: Final = 1_767_225_600  # 2026-01-01T00:00:00Z
 
 
-class BadRequest(ValueError):
+class BadRequest(ParleyError, ValueError):
     """A request the demo model cannot read; the message says why, for a ``400``."""
 
     def __init__(self, message: str, param: str | None = None) -> None:

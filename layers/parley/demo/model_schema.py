@@ -20,6 +20,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from parley.errors import ParleyError
+
 #: Past this depth an object has only its required properties and an array only its ``minItems``.
 SHALLOW_DEPTH: Final = 6
 #: Deeper than this, the schema has no finite value (a required property that loops).
@@ -48,7 +50,7 @@ _INFERRED: Final = (
 )
 
 
-class UnsatisfiableSchema(ValueError):
+class UnsatisfiableSchema(ParleyError, ValueError):
     """The schema admits no value this generator can find (``false``, a loop of required properties)."""
 
 

@@ -4,21 +4,19 @@
 A template written as a front-matter value (an interaction function's ``to``, a reasoning function's
 ``ask.to`` or an approval's ``confirmation``) is checked as every template is, each problem at the
 value's pointer and on the document's line where the template's own line is. The names a confirmation
-reads are here too, since the operator's configuration checks confirmations as documents do.
+reads are here too, with the check of the operator's confirmations (:func:`confirmation_problems`), since
+the operator's configuration checks confirmations as documents do.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from parley.config.tool_servers import TOOL_NAME
 from parley.documents.front_matter import LineIndex
 from parley.documents.problems import DocumentProblem
 from parley.templates.checks import PlaceNames, check_template
-
-#: A tool's name, as MCP allows it.
-TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 #: A confirmation reads only ``arguments``: the call's validated arguments. Their schema is the tool's,
 #: unknown when a document is saved, so any ``arguments.<name>`` may be read.
@@ -49,4 +47,11 @@ def template_problems(
     ]
 
 
-__all__ = ["CONFIRMATION_PLACE", "TOOL_NAME", "template_problems"]
+def confirmation_problems(confirmation: str) -> list[tuple[int, str]]:
+    """The problems of a confirmation written in the operator's configuration (an approval of a tool
+    server, ``parley.config.tool_servers``), each as ``(line, message)``; the configuration names this
+    check by module path, since it sits below the templates."""
+    return check_template(confirmation, place=CONFIRMATION_PLACE, input_schema=None, first_line=1)
+
+
+__all__ = ["CONFIRMATION_PLACE", "TOOL_NAME", "confirmation_problems", "template_problems"]

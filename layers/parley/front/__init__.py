@@ -17,4 +17,35 @@ twice.
 
 The ``mcp`` package (over a second to import) loads with the first request that needs it, never with
 these modules and never for the requests ``direct`` answers (issue 20).
+
+Offers: the ``mcp`` function's entry (:func:`handle`, :func:`build_mcp_handler`) and which paths are
+the MCP front door's (:func:`is_mcp_path`).
+
+The face is lazy (PEP 562, ``parley.faces``): each name's module is imported on the name's first use, so
+importing one module of the package loads no other.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from parley.faces import lazy_face
+
+if TYPE_CHECKING:
+    from parley.front.handler import build_mcp_handler, handle
+    from parley.front.target import is_mcp_path
+
+__all__ = [
+    "build_mcp_handler",
+    "handle",
+    "is_mcp_path",
+]
+
+if not TYPE_CHECKING:  # type checkers read the names above; a lookup of another is an error
+    __getattr__, __dir__ = lazy_face(
+        __name__,
+        {
+            "handler": ("build_mcp_handler", "handle"),
+            "target": ("is_mcp_path",),
+        },
+    )

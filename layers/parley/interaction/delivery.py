@@ -39,7 +39,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time, parse_time
 from parley.dynamo import StoreConflict
-from parley.errors import ErrorEntry, Problem
+from parley.errors import ErrorEntry, ParleyError, Problem
+from parley.interaction.sent import sent_values
 from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import new_event_id
@@ -71,7 +72,7 @@ LOST_AFTER: Final = timedelta(minutes=1)
 ARGUMENTS_MAX_BYTES: Final = 16 * 1024
 
 
-class DeliveryRefused(Exception):
+class DeliveryRefused(ParleyError):
     """``deliver.with`` cannot be sent at all: ``because`` is ``too_large`` or ``unworkable``."""
 
     def __init__(self, because: str, detail: str, size: int | None = None) -> None:
@@ -443,26 +444,6 @@ class Deliveries:
         if server.record_content:
             data["arguments"] = kept
         return data
-
-
-def sent_values(answer: Any, pointers: dict[str, str]) -> tuple[dict[str, str] | None, str | None]:
-    """``deliver.sent`` read from the tool's answer: each a text or a whole number of at most 256 bytes
-    with no control character (a number as its decimal text); else ``None`` and why."""
-    from parley.documents.pointers import identity_text, resolve_pointer
-
-    found: dict[str, str] = {}
-    for name in ("conversation", "id"):
-        pointer = pointers[name]
-        present, value = resolve_pointer(answer, pointer)
-        text = identity_text(value) if present else None
-        if text is None:
-            what = "nothing" if not present else "no text or whole number of at most 256 bytes"
-            return None, (
-                f"deliver.sent.{name} ({pointer!r}) points at {what} in the tool's answer, so the history "
-                "does not say what the message was delivered as, and the request takes no reply."
-            )
-        found[name] = text
-    return found, None
 
 
 def _may_attempt(request: Request | None, number: int) -> bool:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
 
+from parley.errors import ParleyError
+
 __all__ = ["LOCK_FILE", "DataFolderInUse", "DataFolderLock"]
 
 LOCK_FILE: Final = "serve.lock"
@@ -33,7 +35,7 @@ class Holder:
     host: str | None
 
 
-class DataFolderInUse(Exception):
+class DataFolderInUse(ParleyError):
     """Another server holds the data folder's lock."""
 
     def __init__(self, folder: Path, holder: Holder) -> None:

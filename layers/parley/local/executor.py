@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from parley.errors import ParleyError
 from parley.infrastructure.functions import MAY_ANSWER_CALLS, MAY_END_WAITS, MAY_RUN_WORKFLOWS, MAY_START_RUNS
 from parley.infrastructure.state_machine import execution_input, state_machine_definition
 from parley.local.aws import LOCAL_REGION
@@ -106,7 +107,7 @@ def local_aws() -> Iterator[None]:
         yield
 
 
-class SettleTimeout(RuntimeError):
+class SettleTimeout(ParleyError, RuntimeError):
     """Executions did not reach where they were going within the bound."""
 
 

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
+from parley.errors import ParleyError
+
 #: A Lambda handler: ``(event, context) -> result``.
 Handler = Callable[[Any, Any], Any]
 #: What the executor calls for one function: the event in, the result out (exceptions are errors).
@@ -43,7 +45,7 @@ def current_function() -> str:
     return name
 
 
-class AccessDenied(PermissionError):
+class AccessDenied(ParleyError, PermissionError):
     """A function used a port operation its role is not granted (on AWS: AccessDeniedException)."""
 
 

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from parley.clock import format_time, parse_time
+from parley.errors import ParleyError
 
 LOG: Final = logging.getLogger("parley.local")
 
@@ -104,7 +105,7 @@ def clock_change(now: datetime) -> Change:
     return "insert or replace into meta values ('clock', ?)", (format_time(now),)
 
 
-class JournalFailed(OSError):
+class JournalFailed(ParleyError, OSError):
     """The data folder could not be written: what was not committed is not kept."""
 
 

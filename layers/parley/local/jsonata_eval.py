@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Final
 
+from parley.errors import ParleyError
 from parley.workflow.jsonata_library import Functions, Utils, jsonata
 
 __all__ = [
@@ -62,7 +63,7 @@ _OPEN: Final = "{%"
 _CLOSE: Final = "%}"
 
 
-class ExpressionFailed(Exception):
+class ExpressionFailed(ParleyError):
     """An expression did not give a JSON value: it failed, ran too long, or gave nothing."""
 
     def __init__(self, message: str) -> None:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from parley.errors import ParleyError
 from parley.infrastructure.state_machine import INVOKE_RESOURCE, WAIT_FOR_TOKEN_RESOURCE
 
 #: Error names of Step Functions itself.
@@ -103,11 +104,11 @@ _COMPARISONS: Final[Mapping[str, tuple[type | tuple[type, ...], Callable[[Any, A
 _PATH: Final = re.compile(r"\$\$?((?:\.[A-Za-z_][A-Za-z0-9_-]*)*)")
 
 
-class UnsupportedDefinition(ValueError):
+class UnsupportedDefinition(ParleyError, ValueError):
     """The definition uses ASL this interpreter does not run (or is not valid ASL)."""
 
 
-class ExecutionError(Exception):
+class ExecutionError(ParleyError):
     """A state's failure, by name: what Retry and Catch match (``{"Error", "Cause"}``)."""
 
     def __init__(self, error: str, cause: str = "") -> None:

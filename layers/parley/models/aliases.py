@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from parley.config import ModelsConfig
-from parley.errors import Problem
+from parley.errors import ParleyError, Problem
 
 #: The run's ending for a model the runtime will not call (``reasoning-format.md``, "How a run ends").
 MODEL_NOT_OFFERED: Final = "model_not_offered"
@@ -36,7 +36,7 @@ class Resolved:
     model_id: str
 
 
-class UnknownModelReference(ValueError):
+class UnknownModelReference(ParleyError, ValueError):
     """A reference that is not ``provider/model`` once the aliases have been applied (such as ``fast``
     when no alias ``fast`` is configured); the message names the reference and the aliases."""
 

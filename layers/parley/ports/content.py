@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Final, Protocol
 
+from parley.errors import ContentMissing as ContentMissing
+
 #: JSON text larger than this (bytes) leaves the item for the content store.
 ITEM_CONTENT_MAX: Final = 64 * 1024
 
@@ -23,7 +25,3 @@ class ContentStore(Protocol):
     def put(self, key: str, text: str) -> None: ...
 
     def get(self, key: str) -> str: ...
-
-
-class ContentMissing(RuntimeError):
-    """Content too large for an item, and no content store to keep it in."""

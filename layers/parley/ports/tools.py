@@ -2,18 +2,22 @@
 
 The MCP adapter (:class:`parley.tools.client.McpToolClient`) implements it; tests inject clients with
 short bounds. ``interaction-format.md`` "Bounds" and ``reasoning-format.md`` "Limits on time and
-failures" give the bounds and the ``because`` words.
+failures" give the bounds and the ``because`` words. Its errors (:class:`ToolNotOffered`,
+:class:`ToolServerFailure`) live in ``parley.errors``, named here too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Protocol
 
-Because = Literal["unreachable", "failing", "rate_limited", "key_refused"]
-Stage = Literal["open", "list", "call"]
-NotOfferedBecause = Literal["tool_server_not_configured", "tool_not_allowed", "tool_not_listed"]
+from parley.errors import Because as Because
+from parley.errors import NotOfferedBecause as NotOfferedBecause
+from parley.errors import Stage as Stage
+from parley.errors import ToolNotOffered as ToolNotOffered
+from parley.errors import ToolServerFailure as ToolServerFailure
+
 #: A tool's listing ``_meta`` key: the tool continues after a person's answer (``agent-runs.md``, "A tool
 #: that asks").
 REQUIRES_INTERACTION_RESPONSE: Final = "parley/requires_interaction_response"
@@ -67,66 +71,6 @@ class ToolAnswer:
     jsonrpc_id: str | int | None
     #: The result's ``_meta`` (such as a tool's ``parley/interaction`` request), if it had one.
     meta: dict[str, Any] | None = None
-
-
-class ToolNotOffered(Exception):
-    """The tool cannot be used by this playbook: ``because`` is ``tool_server_not_configured``,
-    ``tool_not_allowed`` or ``tool_not_listed`` (kind ``tool_not_offered``)."""
-
-    def __init__(self, because: NotOfferedBecause, detail: str) -> None:
-        super().__init__(detail)
-        self.because: NotOfferedBecause = because
-        self.detail = detail
-
-
-class ToolServerFailure(Exception):
-    """The server could not be used (kind ``tool_server_failed``).
-
-    - ``because``: ``unreachable`` (no connection, or no response in time), ``failing`` (an error, or
-      a refusal to list), ``rate_limited`` (429; ``retry_after_seconds`` when the server said how
-      long), ``key_refused`` (401 or 403: check the key, do not retry).
-    - ``stage``: where it happened. ``sent`` is true once the tool call itself was sent: the tool may
-      have run (``tools_unfinished`` or ``effect_unknown`` follow, not a plain ``unavailable``).
-    - ``timed_out``: a bound ran out; ``arguments_refused``: the server refused the call's arguments
-      with a protocol error (``-32602``).
-    - ``detail``: words for a person, holding no header value and no response body.
-    """
-
-    def __init__(
-        self,
-        because: Because,
-        detail: str,
-        *,
-        stage: Stage,
-        timed_out: bool = False,
-        retry_after_seconds: float | None = None,
-        arguments_refused: bool = False,
-        duration_ms: int | None = None,
-        jsonrpc_id: str | int | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.because: Because = because
-        self.detail = detail
-        self.stage: Stage = stage
-        self.timed_out = timed_out
-        self.retry_after_seconds = retry_after_seconds
-        self.arguments_refused = arguments_refused
-        self.duration_ms = duration_ms
-        self.jsonrpc_id = jsonrpc_id
-
-    @property
-    def sent(self) -> bool:
-        return self.stage == "call"
-
-    @property
-    def history_because(self) -> str:
-        """The ``because`` of ``tool_call_failed`` (``reasoning-format.md``, "The run's history")."""
-        if self.arguments_refused:
-            return "arguments_refused"
-        return "timed_out" if self.timed_out else "server_failure"
-
-    def __repr__(self) -> str:
-        return f"ToolServerFailure(because={self.because!r}, stage={self.stage!r}, detail={self.detail!r})"
 
 
 class ToolClient(Protocol):

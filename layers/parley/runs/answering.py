@@ -34,14 +34,14 @@ from parley.runs.waiting import expiry_name
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from parley.runs.service import RunService
+    from parley.runs.lifecycle import Lifecycle
 
 CLAIMED_FOR_MAX_BYTES: Final = 256
 LOG: Final = logging.getLogger("parley.runs")
 
 
 def answer_interaction(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     run_id: str,
     answer: Any,
@@ -93,7 +93,7 @@ def answer_interaction(
 
 
 def answer_by_reply(
-    runs: RunService, playbook: PlaybookRef, run_id: str, answer: Any, reply: Mapping[str, str]
+    runs: Lifecycle, playbook: PlaybookRef, run_id: str, answer: Any, reply: Mapping[str, str]
 ) -> AnswerFact | None:
     """Record an answer read from a reply ("Answering by reply"): ``request_answered`` with
     ``reply`` (the message's identity), answered by ``playbook:<id>``; the run takes it at once.
@@ -147,9 +147,7 @@ def answered_ending(run: Run, fact: AnswerFact, moment: datetime) -> tuple[Run, 
     return done, event
 
 
-def _record(
-    runs: RunService, playbook: PlaybookRef, request: Request, fact: AnswerFact, event: Event
-) -> None:
+def _record(runs: Lifecycle, playbook: PlaybookRef, request: Request, fact: AnswerFact, event: Event) -> None:
     """Write the answer, with the run's ending where the answer ends the run (one transaction)."""
     ending = None
     if runs.kind(request.type).requests_end_runs:
@@ -159,7 +157,7 @@ def _record(
     runs.store.answer_request(playbook, fact, event, ending=ending)
 
 
-def _taken(runs: RunService, playbook: PlaybookRef, request: Request, *, repair: bool = False) -> None:
+def _taken(runs: Lifecycle, playbook: PlaybookRef, request: Request, *, repair: bool = False) -> None:
     """After the answer's write: an agent run takes its next step (its type's ``resume``), or, with
     ``repair`` (the same answer sent again), a run whose ending an older version never wrote is ended
     now; then the run's wait ends with the ending and the expiry is forgotten. A step that could not be
@@ -183,7 +181,7 @@ def _taken(runs: RunService, playbook: PlaybookRef, request: Request, *, repair:
     runs.ports()[1].cancel(expiry_name(key))
 
 
-def _request_of(runs: RunService, playbook: PlaybookRef, run_id: str) -> Request:
+def _request_of(runs: Lifecycle, playbook: PlaybookRef, run_id: str) -> Request:
     """The run's request: ``404`` for no run, ``409`` for a run that asks nothing."""
     found = runs.store.get_request(playbook, run_id) if is_run_id(run_id) else None
     if found is not None:

@@ -35,13 +35,13 @@ from parley.runs.reading import get_run
 from parley.runs.waiting import TIMEOUT_ERROR, expiry_name
 
 if TYPE_CHECKING:
-    from parley.runs.service import RunService
+    from parley.runs.lifecycle import Lifecycle
 
 CANCEL_REASON_MAX_CHARS: Final = 1_024
 
 
 def cancel_run(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     run_id: str,
     *,
@@ -113,7 +113,7 @@ def cancel_run(
     raise Problem("unavailable", "The run kept changing while it was cancelled; try again.")
 
 
-def expire_request(runs: RunService, key: RunKey) -> str:
+def expire_request(runs: Lifecycle, key: RunKey) -> str:
     """The timer's work: end the request as expired once it is due and still open. What happened:
     ``expired``, or ``unchanged`` (already ended, or not yet due: the backstop covers that). A request
     that ended while its run, still ``started``, never took that ending (a write an older version made
@@ -128,7 +128,7 @@ def expire_request(runs: RunService, key: RunKey) -> str:
     return runs.retrying(expire)
 
 
-def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
+def _expire(runs: Lifecycle, key: RunKey, *, due: bool, end_wait: bool = True) -> str:
     """End an open request as expired (``due``: only once its time has come; the backstop expires it
     whatever the clock says, a minute after it). What happened: ``expired`` or ``unchanged``.
     ``end_wait`` is false for the backstop: the wait is over already, and the settle function may neither
@@ -171,7 +171,7 @@ def _expire(runs: RunService, key: RunKey, *, due: bool, end_wait: bool = True) 
     return "expired"
 
 
-def after_ending(runs: RunService, playbook: PlaybookRef, key: RunKey, ending: str) -> None:
+def after_ending(runs: Lifecycle, playbook: PlaybookRef, key: RunKey, ending: str) -> None:
     """Once the ending is written: end the execution's wait with it (if it has parked; else parking
     finds the request ended and does it), forget the expiry and the type's pending work."""
     waits, scheduler = runs.ports()
@@ -184,7 +184,7 @@ def after_ending(runs: RunService, playbook: PlaybookRef, key: RunKey, ending: s
         runs.kind(request.type).forget(key, request)
 
 
-def park_request(runs: RunService, key: RunKey, token: str) -> str:
+def park_request(runs: Lifecycle, key: RunKey, token: str) -> str:
     """The wait task: keep the token on the open request; if the request has already ended (its
     ending raced ahead of the token), end the wait now with that ending — first taking an answer whose
     run never took it (data an older version wrote). Returns ``parked`` or the request's state."""
@@ -204,14 +204,14 @@ def park_request(runs: RunService, key: RunKey, token: str) -> str:
     return request.state
 
 
-def settle_run(runs: RunService, key: RunKey, error: str | None) -> str:
+def settle_run(runs: Lifecycle, key: RunKey, error: str | None) -> str:
     """The backstop, when the execution's wait failed (its timeout ran out: a lost expiry or a lost
     ``SendTaskSuccess``): end from what the store says what nothing else has (idempotent). Returns
     ``expired``, ``succeeded`` or ``resumed`` (what it ended or took up), or ``unchanged``."""
     return runs.retrying(lambda: _settle(runs, key, error))
 
 
-def _settle(runs: RunService, key: RunKey, error: str | None) -> str:
+def _settle(runs: Lifecycle, key: RunKey, error: str | None) -> str:
     playbook = PlaybookRef(key.org, key.playbook)
     run = runs.store.get_run(playbook, key.run_id)
     request = runs.store.get_request(playbook, key.run_id)
@@ -227,7 +227,7 @@ def _settle(runs: RunService, key: RunKey, error: str | None) -> str:
     return "unchanged"
 
 
-def _take(runs: RunService, key: RunKey, request: Request) -> str:
+def _take(runs: Lifecycle, key: RunKey, request: Request) -> str:
     """The run takes its request's ending if it is still ``started`` (its type's ``resume``)."""
     run = runs.store.get_run(PlaybookRef(key.org, key.playbook), key.run_id)
     if run is None or run.status != "started":

@@ -19,14 +19,14 @@ from parley.runs.listing import DEFAULT_LIMIT, check_limit, foreign_cursor, list
 from parley.runs.model import RUN_STATUSES, Event, Page, Request, Run
 
 if TYPE_CHECKING:
-    from parley.runs.service import RunService
+    from parley.runs.lifecycle import Lifecycle
 
 
 def no_run(run_id: str) -> Problem:
     return Problem("not_found", f"This playbook has no run {run_id!r}.")
 
 
-def get_run(runs: RunService, playbook: PlaybookRef, run_id: str) -> Run:
+def get_run(runs: Lifecycle, playbook: PlaybookRef, run_id: str) -> Run:
     """The run; a started run of a type at work elsewhere (an agent run) shows what it waits for while
     its request is open (``agent-runs.md``, "A run that waits")."""
     run = runs.store.get_run(playbook, run_id) if is_run_id(run_id) else None
@@ -45,7 +45,7 @@ def waiting_of(request: Request | None) -> dict[str, Any] | None:
 
 
 def list_runs(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     *,
     definition_type: str | None = None,
@@ -64,7 +64,7 @@ def list_runs(
 
 
 def list_interactions(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     *,
     to: str | None = None,
@@ -102,7 +102,7 @@ def _time_cursor(scope: str, resume: str | None) -> str | None:
 
 
 def get_run_history(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     run_id: str,
     *,
@@ -127,7 +127,7 @@ def get_run_history(
 
 
 def list_playbook_events(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     *,
     event_type: str | None = None,
@@ -156,7 +156,7 @@ def list_playbook_events(
     )
 
 
-def _paged_history(runs: RunService, playbook: PlaybookRef, run: Run, limit: int, cursor: str | None) -> Page:
+def _paged_history(runs: Lifecycle, playbook: PlaybookRef, run: Run, limit: int, cursor: str | None) -> Page:
     """A page of a history made whole by its type (its cursor: the position of the page's end)."""
     check_limit(limit)
     scope = list_scope("events", playbook, {"run_id": run.run_id, "order": "asc"})
@@ -175,7 +175,7 @@ def _paged_history(runs: RunService, playbook: PlaybookRef, run: Run, limit: int
 
 
 def _events(
-    runs: RunService,
+    runs: Lifecycle,
     playbook: PlaybookRef,
     *,
     run_id: str | None,
@@ -215,7 +215,7 @@ def _events(
     return Page("events", tuple(event_json(e, listed=True) for e in shown), next_cursor, found.scanned)
 
 
-def get_event(runs: RunService, playbook: PlaybookRef, event_id: str) -> dict[str, Any]:
+def get_event(runs: Lifecycle, playbook: PlaybookRef, event_id: str) -> dict[str, Any]:
     """One event with its content whole."""
     event = runs.store.get_event(playbook, event_id) if is_event_id(event_id) else None
     if event is None:

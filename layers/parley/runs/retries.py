@@ -13,11 +13,11 @@ from parley.runs.kinds import CALLER_TYPE
 from parley.runs.model import Run
 
 if TYPE_CHECKING:
-    from parley.runs.service import RunService
+    from parley.runs.lifecycle import Lifecycle
 
 
 def recorded(
-    runs: RunService, playbook: PlaybookRef, run: Run, definition_type: str, name: str, digest: str
+    runs: Lifecycle, playbook: PlaybookRef, run: Run, definition_type: str, name: str, digest: str
 ) -> Run | None:
     """The recorded answer to a retry under ``run``'s id; ``None`` when the definition runs again."""
     if (run.type, run.name) != (definition_type, name) or run.input_digest != digest:

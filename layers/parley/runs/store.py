@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.errors import ParleyError
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
@@ -102,11 +103,11 @@ _SLOT_NAMES: Final = {f"#slot{number}": name for number, name in enumerate(reque
 _SLOTS_REMOVED: Final = ", ".join(_SLOT_NAMES)
 
 
-class RequestsFull(Exception):
+class RequestsFull(ParleyError):
     """The playbook already has as many open requests as the runtime allows."""
 
 
-class RunTaken(Exception):
+class RunTaken(ParleyError):
     """A run under this id was written since it was read (another call with the same id)."""
 
 

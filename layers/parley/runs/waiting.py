@@ -23,7 +23,7 @@ from parley.runs.events import run_event
 from parley.runs.model import Rejection, Request, Run
 
 if TYPE_CHECKING:
-    from parley.runs.service import RunService
+    from parley.runs.lifecycle import Lifecycle
 
 #: Step Functions' error when the wait task's own timeout (the backstop) ran out.
 TIMEOUT_ERROR: Final = "States.Timeout"
@@ -36,7 +36,7 @@ def expiry_name(key: RunKey) -> str:
 
 
 def start_waiting(
-    runs: RunService, playbook: PlaybookRef, request: Request, *, execution: bool = True
+    runs: Lifecycle, playbook: PlaybookRef, request: Request, *, execution: bool = True
 ) -> None:
     """Schedule the expiry and (``execution``: a run no workflow called) start the execution of the run's
     wait (both idempotent by name), then let the type schedule its own work."""
@@ -50,7 +50,7 @@ def start_waiting(
     runs.kind(request.type).waiting(playbook, request)
 
 
-def abandoned(runs: RunService, playbook: PlaybookRef, run: Run, cause: Exception) -> Problem:
+def abandoned(runs: Lifecycle, playbook: PlaybookRef, run: Run, cause: Exception) -> Problem:
     """A request whose expiry or execution could not be started would hold its place with nothing to
     end it: end it at once, the run rejected as ``unavailable`` (which may run again under its id)."""
     problem = Problem(

@@ -27,6 +27,7 @@ from liquid.template import BoundTemplate
 from liquid.token import Token
 from liquid.undefined import Undefined
 
+from parley.errors import RenderFailure as RenderFailure
 from parley.templates.environment import (
     OUTPUT_MAX_CHARS,
     LimitedOutput,
@@ -40,32 +41,6 @@ from parley.templates.environment import (
 
 JSON: TypeAlias = Any
 """A JSON value: dict, list, str, int, float, bool or None."""
-
-
-class RenderFailure(Exception):
-    """A template that cannot render with this data.
-
-    ``line`` is the line in the document (``first_line`` plus the line within the template) when
-    the engine knows it. ``pointer`` is ``/input/<field...>`` when a missing input field stopped the
-    render. ``structure_among_text`` marks a list or object rendered inside a longer text argument.
-    """
-
-    def __init__(
-        self,
-        line: int | None,
-        message: str,
-        pointer: str | None = None,
-        *,
-        structure_among_text: bool = False,
-    ) -> None:
-        super().__init__(line, message, pointer)
-        self.line = line
-        self.message = message
-        self.pointer = pointer
-        self.structure_among_text = structure_among_text
-
-    def __str__(self) -> str:
-        return f"Line {self.line}: {self.message}" if self.line is not None else self.message
 
 
 def render_text(

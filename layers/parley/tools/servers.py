@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from parley.errors import SecretUnavailable as SecretUnavailable
 from parley.ports.tools import ServerAddress, ToolNotOffered
 
 if TYPE_CHECKING:
@@ -45,11 +46,6 @@ SECRET_CACHE_SECONDS: Final = 300.0
 _REFERENCE: Final = re.compile(r"\{\{resolve:secretsmanager:(?P<body>[^{}]+)\}\}")
 _ARN_PARTS: Final = 7  # arn:aws:secretsmanager:<region>:<account>:secret:<name>
 _AUTH_SCHEME: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\s+(?P<credential>\S.*)$")
-
-
-class SecretUnavailable(Exception):
-    """A header's secret cannot be read (the server is then treated as failing: ``key_refused`` would
-    tell the operator to check a key the server never saw)."""
 
 
 def servers_serving(operator: OperatorConfig, playbook: PlaybookRef) -> list[ToolServer]:

@@ -154,6 +154,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 import parley
+from parley.errors import ParleyError
 from parley.workflow import engine
 from parley.workflow.compile_errors import (
     LAMBDA_ERRORS,
@@ -250,7 +251,7 @@ class CompiledWorkflow:
     states: Mapping[str, TaskState]
 
 
-class NotCompiled(ValueError):
+class NotCompiled(ParleyError, ValueError):
     """A document that uses what the compiler does not compile yet; ``found`` lists each use as
     ``(pointer, what)``."""
 

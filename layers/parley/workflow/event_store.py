@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict, item_key, translated
+from parley.errors import ParleyError
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX
 from parley.runs.items import playbook_key
@@ -92,7 +93,7 @@ def emitted_key(emitted_id: str) -> str:
     return f"EMITTED#{emitted_id}"
 
 
-class EventsFull(Exception):
+class EventsFull(ParleyError):
     """The run has taken as many events as its life allows (:data:`MAX_EVENTS_PER_RUN`)."""
 
 

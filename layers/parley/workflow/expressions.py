@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from parley.errors import ParleyError
 from parley.workflow.jsonata_library import JException, jsonata
 
 _WRAPPED: Final = re.compile(r"\A\s*\$\{(?P<body>.*)\}\s*\Z", re.DOTALL)
@@ -148,7 +149,7 @@ WHERE_READ: Final = {
 _SHOWN: Final = 40
 
 
-class ExpressionSyntaxError(ValueError):
+class ExpressionSyntaxError(ParleyError, ValueError):
     """An expression that does not parse: JSONata's message, its code and the 0-based character of the
     text where JSONata stopped (at most the text's length)."""
 

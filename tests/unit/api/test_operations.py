@@ -11,7 +11,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from parley.api.app import build_resolver
-from parley.api.openapi import body_schema, openapi_document
+from parley.api.body_schemas import body_schema
+from parley.api.openapi import openapi_document
 from parley.api.operation import PLAYBOOK_PATH, Operation, Param, base_params
 from parley.api.registry import BY_NAME, OPERATIONS
 from parley.clock import ManualClock

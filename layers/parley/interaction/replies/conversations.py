@@ -623,7 +623,7 @@ class Conversations:
             return
         answer, resolved = outcome.answer, outcome.resolved
         if request.delivery.sent_pointers is not None:
-            from parley.interaction.delivery import sent_values
+            from parley.interaction.sent import sent_values
 
             # The telling is the playbook's own message: later reads pass it over and do not count it.
             told, _ = sent_values(resolved.scrub(answer.answer), request.delivery.sent_pointers)

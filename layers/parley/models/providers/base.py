@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from parley.errors import ParleyError
 from parley.secret import Secret
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh"]
@@ -223,7 +224,7 @@ class ListedModel:
     max_tokens: int | None = None
 
 
-class ModelCallFailed(Exception):
+class ModelCallFailed(ParleyError):
     """A model call that gave no answer; see the module's docstring for the kinds and their endings."""
 
     def __init__(

@@ -24,6 +24,7 @@ from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from parley.errors import ParleyError
 from parley.models.providers.base import (
     ModelAnswer,
     ModelCallFailed,
@@ -111,7 +112,7 @@ def resolved_credentials(
     return Credentials(headers, Secrets(tuple(secrets)))
 
 
-class RefusedByPolicy(Exception):
+class RefusedByPolicy(ParleyError):
     """Raised by an adapter's error reader when the provider answered an error that refuses the content
     under its policy (Azure's ``content_filter``, OpenAI's ``invalid_prompt``): the adapter turns it into a
     refused :class:`~parley.models.providers.base.ModelAnswer`, since the run ends as a refusal,

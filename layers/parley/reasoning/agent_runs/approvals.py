@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.documents.pointers import join_pointer
-from parley.errors import ErrorEntry
+from parley.errors import ErrorEntry, ParleyError
 from parley.models import ToolCall, ToolResult
 from parley.reasoning.agent_runs.meta import RUN_ID_META
 from parley.reasoning.agent_runs.offered import ApprovalRule
@@ -58,7 +58,7 @@ APPROVAL_ANSWER_SCHEMA: Final[dict[str, Any]] = {
 }
 
 
-class ApprovalFailed(Exception):
+class ApprovalFailed(ParleyError):
     """No request is made for the call: ``because`` is ``arguments_refused`` or ``confirmation_failed``."""
 
     def __init__(self, because: str, detail: str) -> None:

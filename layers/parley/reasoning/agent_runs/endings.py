@@ -42,11 +42,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
-from parley.errors import Problem
+from parley.errors import ParleyError, Problem
 from parley.runs.model import CalledTool
 
 
-class RunWorkEnded(Exception):
+class RunWorkEnded(ParleyError):
     """The run ended while it worked (cancelled, or ended by its backstop): nothing more is written."""
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 from parley.clock import format_time
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict
-from parley.errors import Problem
+from parley.errors import ParleyError, Problem
 from parley.models import ToolCall, ToolResult
 from parley.reasoning.agent_runs.endings import RunWorkEnded
 from parley.runs import events
@@ -40,7 +40,7 @@ MAX_REQUESTS: Final = 20
 BACKSTOP_SECONDS: Final = 60
 
 
-class RunWaits(Exception):
+class RunWaits(ParleyError):
     """The run opened a request and waits: its work stops; ``timeout_seconds`` is its wait's bound."""
 
     def __init__(self, timeout_seconds: int) -> None:
@@ -48,7 +48,7 @@ class RunWaits(Exception):
         self.timeout_seconds = timeout_seconds
 
 
-class AskRefused(Exception):
+class AskRefused(ParleyError):
     """No request can be opened now (the playbook's inbox is full): the model is told why."""
 
 
