@@ -29,10 +29,12 @@ FACES = (
     "executions",
     "infrastructure",
     "config",
+    "models",
+    "reasoning",
 )
 #: Faces that import their modules at once: every part is light (the configuration is read on a
-#: function's first event anyway).
-EAGER = ("config",)
+#: function's first event anyway; the models' adapters load only when a call names their provider).
+EAGER = ("config", "models")
 
 
 def _face(package: str) -> ModuleType:
