@@ -1696,7 +1696,12 @@
       card.li.remove();
       block.cards.delete(name);
     }
+    showEmpty(block);
+  }
+
+  function showEmpty(block) {
     block.empty.hidden = block.cards.size > 0;
+    block.list.hidden = block.cards.size === 0;
   }
 
   function replaceConnection(old, fresh) {
@@ -1714,7 +1719,7 @@
     const heading = el("h3", { id: titleId, tabindex: "-1" }, info.org);
     const problem = el("p", { class: "form-error", role: "status" , hidden: true });
     const empty = el("p", { class: "empty" }, `${info.org} has no connection yet.`);
-    const list = el("ul", { class: "connections", "aria-label": `Connections of ${info.org}` });
+    const list = el("ul", { class: "connections", "aria-label": `Connections of ${info.org}`, hidden: true });
     const section = el("section", { class: "org", "aria-labelledby": titleId, "data-org": info.org }, heading, problem, list, empty);
     const block = { ...info, section, heading, list, empty, problem, cards: new Map() };
     if (info.writes) {
@@ -1974,7 +1979,7 @@
         const next = card.li.nextElementSibling || card.li.previousElementSibling;
         card.li.remove();
         if (block.cards.get(name) === card) block.cards.delete(name);
-        block.empty.hidden = block.cards.size > 0;
+        showEmpty(block);
         const target = next && next.querySelector("button");
         (target || block.heading).focus();
         announce(reply.ok ? `${name} was removed.` : `${name} was already removed.`);
@@ -2186,7 +2191,7 @@
           card = buildConnection(block, reply.body);
           block.cards.set(card.name, card);
           block.list.append(card.li);
-          block.empty.hidden = true;
+          showEmpty(block);
         }
         if (card) card.explain.focus();
         const added = reply.body && reply.body.status ? reply.body : card ? card.connection : { status: "pending" };
