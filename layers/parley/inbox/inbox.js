@@ -2024,7 +2024,7 @@
       "URL",
       "url",
       "/url",
-      "The address of the MCP server (streamable HTTP), such as https://mcp.example.com/mcp.",
+      "The full address of the MCP server (streamable HTTP), with its https: at the start.",
       { inputmode: "url" }
     );
 
@@ -2129,7 +2129,7 @@
         try {
           new URL(body.url);
         } catch (error) {
-          problems.push({ pointer: "/url", detail: "Write a full address, with its https:// at the start" });
+          problems.push({ pointer: "/url", detail: "Write a full address, with its https: at the start" });
         }
       }
       const sent = {};
