@@ -110,7 +110,8 @@ def servers_for(runtime: Runtime, playbook: PlaybookRef) -> list[ToolServer | Un
 def connection_names(runtime: Runtime, playbook: PlaybookRef) -> list[str]:
     """The names of the org's connections that serve ``playbook``, whatever their status (a save does
     not warn of a function naming one: it is there, an admin may approve it before the run)."""
-    return [connection.name for connection in _listed(runtime, playbook) if connection.serves(playbook.playbook)]
+    listed = _listed(runtime, playbook)
+    return [connection.name for connection in listed if connection.serves(playbook.playbook)]
 
 
 def _served(runtime: Runtime, connection: Connection) -> ConnectionServer | Unusable:

@@ -55,8 +55,8 @@ from parley.errors import ErrorEntry, Problem, capped_errors
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.runs.events import TOOL_CALL_ANSWERED, TOOL_CALL_FAILED, TOOL_CALL_STARTED, new_event_id
 from parley.runs.model import Event
-from parley.tools.recording import answered_data, failed_data, refused_call, server_failed, started_data
 from parley.tools.connected import Unusable, server_for, servers_for
+from parley.tools.recording import answered_data, failed_data, refused_call, server_failed, started_data
 from parley.tools.servers import HeaderSecrets, ResolvedServer, SecretUnavailable, check_allowed, scrub
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class ToolService:
         servers: list[dict[str, Any]] = []
         for server in servers_for(self._runtime, playbook):
             if isinstance(server, Unusable):  # a connection that cannot be used now, and why
-                servers.append({"server": server.name, "tools": [], "because": server.because, "detail": server.detail})
+                servers.append(_unusable_entry(server))
                 continue
             try:
                 resolved = self._resolved(server)
@@ -342,6 +342,10 @@ def _find(tools: list[ListedTool], name: str, server: str) -> ListedTool:
     )
 
 
+def _unusable_entry(unusable: Unusable) -> dict[str, Any]:
+    return {"server": unusable.name, "tools": [], "because": unusable.because, "detail": unusable.detail}
+
+
 def _failed_entry(server: ToolServer, because: str, detail: str) -> dict[str, Any]:
     return {"server": server.name, "tools": [], "because": because, "detail": detail}
 
@@ -375,9 +379,9 @@ def _first(errors: list[ErrorEntry]) -> str:
 
 
 def _not_offered(not_offered: ToolNotOffered) -> Problem:
-    if not_offered.because.startswith("connection_"):  # it is there, and cannot be used now
-        return Problem("unavailable", not_offered.detail, kind="tool_not_offered", because=not_offered.because)
-    return Problem("not_found", not_offered.detail, kind="tool_not_offered", because=not_offered.because)
+    # A connection that is there and cannot be used now is unavailable, not absent.
+    reason = "unavailable" if not_offered.because.startswith("connection_") else "not_found"
+    return Problem(reason, not_offered.detail, kind="tool_not_offered", because=not_offered.because)
 
 
 def _failed_before_call(failure: ToolServerFailure, resolved: ResolvedServer) -> Problem:

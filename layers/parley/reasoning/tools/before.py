@@ -1,9 +1,10 @@
 """Which tools a run has, checked before the model is called (``reasoning-format.md``, "Tools",
 "Before the model is called"): once the model is offered, every server the function names must serve
-the playbook (the operator's, or an active connection of its org: :mod:`parley.tools.connected`), answer its list of tools within its bounds, and list and allow each tool named;
-``server/*`` gives every tool the server lists that its ``allowed`` names. A tool that cannot be used
-ends the run ``unavailable`` (kind ``tool_not_offered`` or ``tool_server_failed`` with the page's
-``because``) and the model is never called.
+the playbook (the operator's, or an active connection of its org: :mod:`parley.tools.connected`),
+answer its list of tools within its bounds, and list and allow each tool named; ``server/*`` gives
+every tool the server lists that its ``allowed`` names. A tool that cannot be used ends the run
+``unavailable`` (kind ``tool_not_offered`` or ``tool_server_failed`` with the page's ``because``) and
+the model is never called.
 """
 
 from __future__ import annotations
