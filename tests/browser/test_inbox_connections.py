@@ -84,7 +84,8 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
 
     # A URL the operator's rules refuse: the problem shows beside the URL field; what was typed stays.
     form = page.get_by_role("form", name="Add a connection to acme")
-    form.get_by_label("Name").fill("notes")
+    name = form.get_by_label("Name (required)")
+    name.fill("notes")
     url = form.get_by_label("URL")
     url.fill("https://notes.example.com/mcp")
     form.get_by_role("button", name="Add a header").click()
@@ -92,12 +93,12 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
     page.keyboard.type("X-Team-Key")
     form.get_by_label("Header value").fill(SECRET)
     form.get_by_role("button", name="Add connection").click()
-    url_error = form.locator(".field", has=url).locator(".field-error")
+    url_error = form.locator(".field", has=page.get_by_label("URL")).locator(".field-error")
     expect(url_error).to_be_visible()
     expect(url).to_have_attribute("aria-invalid", "true")
     expect(url).to_be_focused()
     assert url_error.get_attribute("id") in (url.get_attribute("aria-describedby") or "").split()
-    expect(form.get_by_label("Name")).to_have_value("notes")
+    expect(name).to_have_value("notes")
     expect(url).to_have_value("https://notes.example.com/mcp")
     expect(form.get_by_label("Header value")).to_have_value(SECRET)
     assert axe(page) == []
@@ -111,7 +112,7 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
     expect(card.locator(".explain")).to_be_focused()
     expect(card.locator(".explain")).to_contain_text("until an admin of acme approves it")
     expect(card).to_contain_text("sends headers (kept secret)")
-    expect(form.get_by_label("Name")).to_have_value("")
+    expect(name).to_have_value("")
     assert SECRET not in page.content()
     (listed,) = served.connections()
     assert (listed["name"], listed["status"], listed["auth"], listed["added_by"]) == (
