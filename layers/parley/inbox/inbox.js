@@ -1749,15 +1749,12 @@
     switch (connection.status) {
       case "pending":
         return (
-          (block.admin
-            ? `Waiting for approval: its tools cannot be used until an admin of ${block.org} approves it. You may: approve it if you trust this server.`
-            : `Waiting for approval: its tools cannot be used until an admin of ${block.org} approves it. Ask one to approve it.`) +
-          (oauth ? " It signs in through OAuth: authorize it too (you sign in to the server, then come back here)." : "")
+          `Waiting for approval: its tools cannot be used until an admin of ${block.org} approves it. ` +
+          (block.admin ? "You are one: approve it if you trust this server." : "Ask one to approve it.")
         );
       case "active":
         return (
-          `Active: the functions of ${Array.isArray(connection.playbooks) ? connection.playbooks.join(", ") : block.org} can use its tools.` +
-          (oauth ? " If the server asks for a new sign-in, authorize it again." : "")
+          `Active: the functions of ${Array.isArray(connection.playbooks) ? connection.playbooks.join(", ") : block.org} can use its tools.`
         );
       case "broken":
         return `Broken: the credential kept for it can no longer be read${oauth ? " or refreshed" : ""}, so its tools cannot be used. Remove it and add it again${
@@ -1806,11 +1803,23 @@
       return node;
     };
     if (connection.status === "pending") actions.append(button("approve", "Approve", "primary", approveConnection));
-    if (connection.auth === "oauth" && connection.status !== "not_allowed" && connection.status !== "broken") {
-      actions.append(button("authorize", "Authorize", connection.status === "pending" ? null : "primary", authorizeConnection));
+    // OAuth: a connection becomes "oauth" once authorized; before that, one without headers may need it,
+    // which only its server knows (it answers 401), so the button is offered with a word of why.
+    let signInHint = null;
+    if (connection.auth !== "headers" && connection.status !== "not_allowed" && connection.status !== "broken") {
+      const authorize = button("authorize", "Authorize", null, authorizeConnection);
+      signInHint = el(
+        "p",
+        { class: "hint", id: uid("hint") },
+        connection.auth === "oauth"
+          ? "Authorize it again if its server asks for a new sign-in: you sign in there, then come back here."
+          : "If its server asks people to sign in (OAuth), authorize it: you sign in there, then come back here."
+      );
+      describe(authorize, signInHint.id);
+      actions.append(authorize);
     }
     actions.append(button("remove", "Remove", "danger", confirmRemoval));
-    article.append(el("header", {}, heading, where, who), explain, tools, problem, actions);
+    article.append(el("header", {}, heading, where, who), explain, tools, signInHint, problem, actions);
     li.append(article);
     if (connection.status === "active") listTools(card);
     return card;
