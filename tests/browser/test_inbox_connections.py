@@ -169,17 +169,24 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
         assert boss.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         assert axe(boss) == []
 
-        # Removed after a confirmation: "Keep it" keeps it, then "Remove notes" removes it.
-        card.get_by_role("button", name="Remove notes").click()
+        # Removed after a confirmation, with the keyboard alone: "Keep it" (focused) keeps it, then
+        # "Remove notes" removes it, and the focus goes on to the next connection.
+        card.get_by_role("button", name="Remove notes").focus()
+        boss.keyboard.press("Enter")
         keep = card.get_by_role("button", name="Keep it")
         expect(keep).to_be_focused()
         expect(card.get_by_role("group", name="Remove notes?")).to_be_visible()
         assert axe(boss) == []
-        keep.click()
+        boss.keyboard.press("Enter")
         expect(card.get_by_role("button", name="Remove notes")).to_be_focused()
-        card.get_by_role("button", name="Remove notes").click()
-        card.get_by_role("group").get_by_role("button", name="Remove notes").click()
+        boss.keyboard.press("Enter")
+        boss.keyboard.press("Shift+Tab")
+        expect(card.get_by_role("group").get_by_role("button", name="Remove notes")).to_be_focused()
+        boss.keyboard.press("Enter")
         expect(boss.locator('li[data-name="notes"]')).to_have_count(0)
+        expect(
+            boss.locator('li[data-name="wiki"]').get_by_role("button", name="Approve wiki")
+        ).to_be_focused()
         assert [each["name"] for each in served.connections()] == ["wiki"]
     finally:
         admin.close()
