@@ -13,7 +13,10 @@
  * left); it sends answer_interaction. A request that arrives after the first listing is marked New and
  * counted in the tab's title until the person moves into it; an answer is checked before it is sent
  * (see "forms"), and the answered card says the decision in words (see "the decision, in words"), then
- * leaves. */
+ * leaves.
+ *
+ * A second view, #connections (issue 32; see "connections"), shows the MCP servers people added to the
+ * orgs of the person's grants, and adds, approves, authorizes and removes them. */
 "use strict";
 
 (() => {
@@ -194,7 +197,8 @@
     const cognito = state.config.cognito;
     const verifier = randomString(48);
     const nonce = randomString(24);
-    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state: nonce }));
+    // The view (#connections) is kept across the sign-in, whose redirect URI is the page without it.
+    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state: nonce, view: location.hash }));
     const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
     const url = new URL("/oauth2/authorize", cognito.domain);
     url.search = new URLSearchParams({
@@ -212,8 +216,9 @@
   /* Back from the hosted sign-in with ?code=…&state=… (or ?error=…): exchange the code for tokens at the
    * domain's /oauth2/token with the PKCE verifier, and keep the ID token for this tab. */
   async function finishHostedSignIn(params) {
-    history.replaceState(null, "", pageUrl);
     const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+    const view = saved && typeof saved.view === "string" && viewOf(saved.view) ? saved.view : "";
+    history.replaceState(null, "", pageUrl + view);
     sessionStorage.removeItem(PKCE_KEY);
     if (params.has("error")) {
       return `The sign-in did not complete: ${params.get("error_description") || params.get("error")}.`;
@@ -1857,7 +1862,7 @@
     shown(el("p", { class: "hint" }, "Listing its tools…"));
     const playbook = readable[0].playbook;
     const reply = await call("GET", `${playbookPath(block.org, playbook)}/tool-servers/search`);
-    if (!card.li.isConnected && block.cards.get(card.name) !== card) return;
+    if (block.cards.get(card.name) !== card) return; // drawn again meanwhile
     if (!reply.ok) {
       if (reply.status === 401) return;
       shown(el("p", { class: "hint" }, `Its tools could not be listed: ${reply.body.detail || `the server answered ${reply.status}`}`));
