@@ -3,10 +3,12 @@ against a ``parley serve`` whose operator configuration allows connections to 12
 admin of the org (``boss``), and a real MCP server started by the test (``tests/mcp_servers.py``).
 
 A person adds the server in the page (after the rules refused another URL, shown beside the URL field
-with what was typed kept), sees it pending, is told in words that only an admin approves it, authorizes it
-(the page goes to the authorization URL and the person comes back to the view); the admin approves it in
-the page, and its tools show; then it is removed, after a confirmation. The view passes
-axe as it stands at each step, and fits a phone's width.
+with what was typed kept), sees it pending, is told in words that only an admin approves it, authorizes
+another (the page goes to the authorization URL and the person comes back to the view); the admin approves
+it in the page, and its tools show; then it is removed, after a confirmation, with the keyboard. The view
+passes axe as it stands at each step, and fits a phone's width. Then every status (a broken one and a
+disallowed one included, which the page cannot make) is read in words with what to do, and the view
+passes axe in light and dark.
 """
 
 from __future__ import annotations
@@ -190,3 +192,64 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
         assert [each["name"] for each in served.connections()] == ["wiki"]
     finally:
         admin.close()
+
+
+def connection(name: str, status: str, auth: str, playbooks: list[str] | None = None) -> dict[str, Any]:
+    """A connection as list_connections shows it."""
+    approved = status != "pending"
+    return {
+        "name": name,
+        "url": f"https://{name}.example.com/mcp",
+        "status": status,
+        "playbooks": playbooks,
+        "added_by": "dev",
+        "added_at": "2026-12-02T03:00:00Z",
+        "approved_by": "boss" if approved else None,
+        "approved_at": "2026-12-02T03:05:00Z" if approved else None,
+        "auth": auth,
+    }
+
+
+def test_every_status_says_what_to_do_and_passes_axe_light_and_dark(
+    page: Page, served: Served, axe: Callable[[Page], list[str]]
+) -> None:
+    """A broken connection or one the rules no longer allow cannot be made through the page: the list's
+    answer is stood in for, so that each status is read as the page says it."""
+    listed = [
+        connection("kept", "pending", "none"),
+        connection("live", "active", "oauth", ["campaigns"]),
+        connection("lost", "broken", "oauth"),
+        connection("shut", "not_allowed", "headers"),
+    ]
+    page.route("**/v1/orgs/acme/connections", lambda route: route.fulfill(json={"connections": listed}))
+    sign_in(page, served, "dev")
+    said = {
+        "kept": "Waiting for approval: its tools cannot be used until an admin of acme approves it. "
+        "Ask one to approve it.",
+        "live": "Active: the functions of campaigns can use its tools.",
+        "lost": "Broken: the credential kept for it can no longer be read or refreshed, so its tools "
+        "cannot be used. Remove it and add it again, then authorize it.",
+        "shut": "Not allowed: a rule of the operator no longer allows its URL, so its tools cannot be "
+        "used. Ask the operator to allow it again, or remove it.",
+    }
+    for name, words in said.items():
+        expect(page.locator(f'li[data-name="{name}"] .explain')).to_have_text(words)
+    live = page.locator('li[data-name="live"] .meta').first
+    expect(live).to_contain_text("signs in with OAuth")
+    expect(live).to_contain_text("only for campaigns")
+    # What each may be asked: approve a pending one; authorize one without headers that is not broken.
+    buttons = {
+        name: page.locator(f'li[data-name="{name}"] .actions button').evaluate_all(
+            "nodes => nodes.map((node) => node.dataset.action)"
+        )
+        for name in said
+    }
+    assert buttons == {
+        "kept": ["approve", "authorize", "remove"],
+        "live": ["authorize", "remove"],
+        "lost": ["remove"],
+        "shut": ["remove"],
+    }
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        assert axe(page) == [], scheme

@@ -1807,11 +1807,15 @@
       node.addEventListener("click", () => handler(card, node));
       return node;
     };
-    if (connection.status === "pending") actions.append(button("approve", "Approve", "primary", approveConnection));
+    // A reader of the org's playbooks (no write role, not its admin) may do nothing to a connection: no
+    // buttons. Anyone else sees them all, and a 403 (only an admin approves; only the one who added it or an
+    // admin authorizes or removes it) is said in words.
+    const acts = block.writes || block.admin;
+    if (acts && connection.status === "pending") actions.append(button("approve", "Approve", "primary", approveConnection));
     // OAuth: a connection becomes "oauth" once authorized; before that, one without headers may need it,
     // which only its server knows (it answers 401), so the button is offered with a word of why.
     let signInHint = null;
-    if (connection.auth !== "headers" && connection.status !== "not_allowed" && connection.status !== "broken") {
+    if (acts && connection.auth !== "headers" && connection.status !== "not_allowed" && connection.status !== "broken") {
       const authorize = button("authorize", "Authorize", null, authorizeConnection);
       signInHint = el(
         "p",
@@ -1823,8 +1827,8 @@
       describe(authorize, signInHint.id);
       actions.append(authorize);
     }
-    actions.append(button("remove", "Remove", "danger", confirmRemoval));
-    article.append(el("header", {}, heading, where, who), explain, tools, signInHint, problem, actions);
+    if (acts) actions.append(button("remove", "Remove", "danger", confirmRemoval));
+    article.append(...[el("header", {}, heading, where, who), explain, tools, signInHint, problem, acts ? actions : null].filter(Boolean));
     li.append(article);
     if (connection.status === "active") listTools(card);
     return card;
