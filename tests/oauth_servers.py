@@ -17,8 +17,9 @@ refuse:
 - ``issued``: every access and refresh token it issued (a test searches responses and logs for them).
 
 Every MCP request needs a valid access token (``401`` with ``WWW-Authenticate: Bearer
-resource_metadata=…`` otherwise); a refreshed token replaces the one it was refreshed from. Its tools:
-``whoami()`` (the client id the token was issued to) and ``notes(topic)`` (read-only).
+resource_metadata=…`` otherwise; with ``plain_challenge = True`` only ``Bearer``, so a client falls back
+to the well-known URL); a refreshed token replaces the one it was refreshed from. Its one tool:
+``notes(topic)`` (read-only).
 """
 
 from __future__ import annotations
@@ -181,11 +182,26 @@ class OAuthToolServer:
             """The notes on a topic."""
             return f"Notes on {topic}: none yet."
 
-        self.app = self.mcp.streamable_http_app(
+        self.plain_challenge = False
+        self._inner = self.mcp.streamable_http_app(
             stateless_http=True,
             json_response=True,
             transport_security=TransportSecuritySettings(allowed_hosts=[f"127.0.0.1:{port}"]),
         )
+
+    async def app(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The mcp package's app; with :attr:`plain_challenge`, a ``401`` names no metadata URL."""
+        if scope["type"] != "http" or not self.plain_challenge:
+            await self._inner(scope, receive, send)
+            return
+
+        async def plain(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = [(k, v) for k, v in message["headers"] if k.lower() != b"www-authenticate"]
+                message = {**message, "headers": [*headers, (b"www-authenticate", b"Bearer")]}
+            await send(message)
+
+        await self._inner(scope, receive, plain)
 
 
 @contextmanager
@@ -194,7 +210,8 @@ def running_oauth_server() -> Iterator[OAuthToolServer]:
     port = free_port()
     state = OAuthToolServer(port)
     config = uvicorn.Config(
-        state.app,
+        state.app,  # type: ignore[arg-type]
+        interface="asgi3",
         host="127.0.0.1",
         port=port,
         log_level="warning",
