@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from urllib.parse import urlsplit
 
+from parley.connections.rules import ConnectionRules
 from parley.reading import (
     Mistake,
     Reading,
@@ -108,6 +109,9 @@ identifier = then(text, _identifier)
 server_name = then(text, _server_name)
 tool_name = then(text, _tool_name)
 Role = Literal["read", "write"]
+#: A grant's role: per playbook ``read`` or ``write``; per org (no playbook) ``admin``, which approves and
+#: removes the org's connections (``http-api.md``, "Connections") and gives no role on any playbook.
+GrantRole = Literal["read", "write", "admin"]
 
 
 class OperatorConfigError(ValueError):
@@ -120,11 +124,19 @@ def _on_aws(reading: Reading) -> bool:
 
 @dataclass(frozen=True)
 class Grant:
-    """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything)."""
+    """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything); or, with no
+    playbook, ``admin`` of the org (its connections: approve and remove them)."""
 
     org: str = field(metadata=reads(identifier))
-    playbook: str = field(metadata=reads(identifier))
-    role: Role = field(metadata=reads(choice("read", "write")))
+    role: GrantRole = field(metadata=reads(choice("read", "write", "admin")))
+    playbook: str | None = field(default=None, metadata=reads(optional(identifier)))
+
+    def checked(self) -> None:
+        """``read`` and ``write`` name a playbook; ``admin`` is the org's and names none."""
+        if self.role == "admin" and self.playbook is not None:
+            raise ValueError("the admin role is the org's: leave playbook out of an admin grant")
+        if self.role != "admin" and self.playbook is None:
+            raise ValueError(f"a {self.role} grant names its playbook (only the org's admin grant has none)")
 
 
 def _token_where_tokens_are_used(token: Secret | None, reading: Reading) -> Secret | None:
@@ -141,7 +153,7 @@ def _token_where_tokens_are_used(token: Secret | None, reading: Reading) -> Secr
 
 
 def _one_grant_per_playbook(grants: tuple[Grant, ...]) -> tuple[Grant, ...]:
-    _refuse_duplicates(((g.org, g.playbook) for g in grants), "grant for org/playbook")
+    _refuse_duplicates(((g.org, g.playbook or "(admin)") for g in grants), "grant for org/playbook")
     return grants
 
 
@@ -165,9 +177,17 @@ class Principal:
     def role_on(self, org: str, playbook: str) -> Role | None:
         """The role this principal holds on the playbook, or ``None``."""
         for grant in self.grants:
-            if grant.org == org and grant.playbook == playbook:
+            if grant.org == org and grant.playbook == playbook and grant.role != "admin":
                 return grant.role
         return None
+
+    def playbook_grants(self) -> tuple[Grant, ...]:
+        """The grants on playbooks (``read``/``write``), without the orgs' ``admin`` grants."""
+        return tuple(grant for grant in self.grants if grant.playbook is not None)
+
+    def is_admin_of(self, org: str) -> bool:
+        """Whether this principal holds the org's ``admin`` grant (``http-api.md``, "Connections")."""
+        return any(grant.org == org and grant.role == "admin" for grant in self.grants)
 
 
 def _a_template_over_arguments(confirmation: str) -> str:
@@ -609,6 +629,9 @@ class OperatorConfig:
     )
     limits: Limits = field(default_factory=Limits, metadata=reads(record(Limits)))
     models: ModelsConfig = field(default_factory=ModelsConfig, metadata=reads(record(ModelsConfig)))
+    connections: ConnectionRules = field(
+        default_factory=ConnectionRules, metadata=reads(record(ConnectionRules))
+    )
 
     def principal_named(self, principal_id: str) -> Principal:
         """The principal ``principal_id`` with its grants; one with none when the configuration does not
@@ -685,7 +708,8 @@ def parse_operator_config(
         data = {}
     if not isinstance(data, dict):
         raise OperatorConfigError(
-            f"{source}: the configuration is a mapping of principals, tool_servers, limits, models"
+            f"{source}: the configuration is a mapping of principals, tool_servers, limits, models, "
+            "connections"
         )
     data = _apply_environment(data, source, os.environ if environ is None else environ)
     reading = Reading(aws=aws)
@@ -803,7 +827,7 @@ class LiveOperatorConfig(OperatorConfig):
         return super().__getattribute__(name)
 
 
-_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits", "models"})
+_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits", "models", "connections"})
 
 
 def _log() -> logging.Logger:
