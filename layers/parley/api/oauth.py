@@ -152,8 +152,8 @@ def register_oauth_routes(routes: Routes, runtime: Runtime) -> None:
         except Problem as problem:
             return _problem_page(problem) if browser else problem_response(problem)
         except Exception as exc:
-            problem = internal_problem(exc, path=CALLBACK_RULE)
-            return _problem_page(problem) if browser else problem_response(problem)
+            internal = internal_problem(exc, path=CALLBACK_RULE)
+            return _problem_page(internal) if browser else problem_response(internal)
         if browser:
             return _page(200, "Connected", _done_words(connection))
         return json_response(connection.public())
