@@ -170,7 +170,7 @@ def test_the_whole_flow_keeps_tokens_that_the_server_takes(
 def test_a_second_authorization_keeps_the_registered_client(
     server: OAuthToolServer, http: httpx.Client
 ) -> None:
-    store, secrets, conn = authorized(server, http)
+    _, secrets, conn = authorized(server, http)
     registered = len(server.authorization.registered)
 
     come_back(oauth.begin_authorization(conn, "alice", secrets, REDIRECT, NOW, http), http)
@@ -187,7 +187,7 @@ def test_the_well_known_url_is_found_when_the_challenge_names_none(
 ) -> None:
     server.plain_challenge = True
     try:
-        store, _, conn = authorized(server, http)
+        _, _, conn = authorized(server, http)
     finally:
         server.plain_challenge = False
     assert conn.auth == "oauth"
