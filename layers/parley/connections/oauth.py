@@ -61,12 +61,13 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlencode, urlsplit
 
 import httpx
-from parley.connections.secrets import SecretUnreadable
 
+from parley.connections.secrets import SecretUnreadable
 from parley.errors import Problem
 
 if TYPE_CHECKING:
     from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, ProtectedResourceMetadata
+
     from parley.connections.model import Connection
     from parley.connections.secrets import ConnectionSecrets
     from parley.connections.store import ConnectionStore
