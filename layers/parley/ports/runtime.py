@@ -119,12 +119,15 @@ class Runtime:
 
     def servers_serving(self, playbook: PlaybookRef) -> list[str]:
         """The names of the tool servers the operator configuration has serve ``playbook``, read at each
-        call (a save warns of a server a document names that is not among them)."""
-        return [
+        call (a save warns of a server a document names that is not among them), then the names of the
+        org's connections that serve it, whatever their status (``parley.tools.connected``)."""
+        operators = [
             server.name
             for server in self.operator.tool_servers
             if server.serves(playbook.org, playbook.playbook)
         ]
+        connections = _named("parley.tools.connected", "connection_names")(self, playbook)
+        return [*operators, *(name for name in connections if name not in operators)]
 
 
 class LazyClient:
