@@ -8,6 +8,7 @@ The HTTP test (``tests/http/test_connection_oauth.py``) drives the same flow thr
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,10 +22,12 @@ from parley.api.app import build_handler
 from parley.clock import ManualClock
 from parley.config import parse_operator_config
 from parley.connections.model import Connection
+from parley.definitions.model import PlaybookRef
 from parley.definitions.store import DynamoDefinitionStore
 from parley.front.handler import build_mcp_handler
 from parley.local.events import api_gateway_event
 from parley.ports.runtime import Runtime
+from parley.tools.service import ToolService
 
 HOST = "127.0.0.1:8123"
 CALLBACK = f"http://{HOST}/v1/oauth/callback"
@@ -236,3 +239,67 @@ def test_the_mcp_tool_answers_the_same_authorization_url(runtime: Runtime) -> No
 
     structured = json.loads(result["body"])["result"]["structuredContent"]
     assert parse_qs(urlsplit(structured["authorization_url"]).query)["redirect_uri"] == [CALLBACK]
+
+
+def test_the_kept_tokens_serve_the_tool_operations_refreshed_until_a_refresh_is_refused(
+    runtime: Runtime,
+    send: Send,
+    server: OAuthToolServer,
+    manual_clock: ManualClock,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO)
+    caplog.set_level(logging.DEBUG, logger="parley")
+    back = come_back(send("POST", AUTHORIZE).body["authorization_url"])
+    assert send("GET", callback(back), token=None).status == 200
+    runtime.connections.set_status("acme", "notes", "active", approved_by="ada", at="2026-10-17T10:20:00Z")
+    operations = ToolService(runtime)
+    playbook = PlaybookRef("acme", "campaigns")
+
+    executed = operations.execute(playbook, "notes", "notes", {"topic": "launch"}, by="alice")
+    assert executed["outcome"] == "answered", executed
+    first = runtime.connection_secrets.read("acme", "notes")["oauth"]
+
+    # An hour later the token is about to expire: the next use refreshes it first.
+    refreshes = server.authorization.refreshes
+    manual_clock.advance(server.authorization.expires_in - 30)
+    again = operations.execute(playbook, "notes", "notes", {"topic": "budget"}, by="alice")
+    assert again["outcome"] == "answered", again
+    assert server.authorization.refreshes == refreshes + 1
+    second = runtime.connection_secrets.read("acme", "notes")["oauth"]
+    assert second["access_token"] != first["access_token"]
+
+    # Another hour, and the authorization server refuses the refresh: the connection is broken.
+    server.authorization.refuse_refresh = True
+    try:
+        manual_clock.advance(server.authorization.expires_in)
+        found = operations.search(playbook, None)
+    finally:
+        server.authorization.refuse_refresh = False
+    entry = next(e for e in found["servers"] if e["server"] == "notes")
+    assert entry["because"] == "connection_broken"
+    record = runtime.connections.get("acme", "notes")
+    assert record is not None and record.status == "broken"
+    assert send("GET", "/v1/orgs/acme/connections/notes").status in (200, 404)  # D1's route, when merged
+
+    # No token, code, verifier or client secret in any answer, event or log line.
+    events = operations.store.list_events(
+        playbook, run_id=None, event_type=None, since=None, descending=False, limit=100, after=None
+    ).items
+    shown = json.dumps(
+        [executed, again, found, [e.data for e in events], [r.text for r in send.replies]],  # type: ignore[attr-defined]
+        default=str,
+    )
+    # (the browser's own request of the authorization URL, made by this test through httpx, is not Parley's)
+    logged = "\n".join(r.getMessage() for r in caplog.records if "/authorize?" not in r.getMessage())
+    secrets = [
+        *server.authorization.issued,
+        first["access_token"],
+        first["refresh_token"],
+        second["access_token"],
+        *(c.client_secret for c in server.authorization.registered if c.client_secret),
+    ]
+    for value in secrets:
+        assert value not in shown
+        assert value not in logged
+    assert back["code"] not in logged and back["state"] not in logged
