@@ -98,7 +98,9 @@ def test_a_rule_change_makes_a_connection_not_allowed() -> None:
     )
     assert status_under(connection, RULES) == "active"
     assert status_under(replace(connection, status="pending"), RULES) == "pending"
-    assert status_under(connection, ConnectionRules(allowed_urls=("https://other.acme.org/*",))) == "not_allowed"
+    assert (
+        status_under(connection, ConnectionRules(allowed_urls=("https://other.acme.org/*",))) == "not_allowed"
+    )
     assert status_under(connection, ConnectionRules()) == "not_allowed"
 
 
@@ -121,7 +123,9 @@ connections:
     assert root.is_admin_of("acme") and not root.is_admin_of("globex")
     assert root.role_on("acme", "campaigns") == "read"
     assert [g.playbook for g in root.playbook_grants()] == ["campaigns"]
-    assert config.connections == ConnectionRules(allowed_urls=("https://*.acme.com/*",), require_approval=False)
+    assert config.connections == ConnectionRules(
+        allowed_urls=("https://*.acme.com/*",), require_approval=False
+    )
     assert parse_operator_config("", "test").connections == ConnectionRules(None, True)
 
 

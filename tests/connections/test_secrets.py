@@ -64,7 +64,9 @@ def test_secrets_manager(secretsmanager: Any) -> None:
 
 def test_secrets_manager_names_from_the_environment(secretsmanager: Any) -> None:
     assert secrets_from_environment({}, secretsmanager) is None
-    secrets = secrets_from_environment({"PARLEY_CONNECTION_SECRETS_PREFIX": "parley/dev/connections"}, secretsmanager)
+    secrets = secrets_from_environment(
+        {"PARLEY_CONNECTION_SECRETS_PREFIX": "parley/dev/connections"}, secretsmanager
+    )
     assert isinstance(secrets, AwsConnectionSecrets) and secrets.prefix == "parley/dev/connections/"
 
 

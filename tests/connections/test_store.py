@@ -41,7 +41,9 @@ def test_a_connection_added_reads_back_as_it_was(store: ConnectionStore) -> None
 def test_the_item_sits_under_the_org(store: ConnectionStore, dynamodb: tuple[Any, str]) -> None:
     client, table = dynamodb
     store.add(NOTES)
-    item = client.get_item(TableName=table, Key={"pk": {"S": org_key("acme")}, "sk": {"S": "CONNECTION#notes"}})
+    item = client.get_item(
+        TableName=table, Key={"pk": {"S": org_key("acme")}, "sk": {"S": "CONNECTION#notes"}}
+    )
     assert item["Item"]["url"] == {"S": NOTES.url}
     assert "approved_by" not in item["Item"]
 

@@ -18,13 +18,15 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.api.operation import Answer, Call, Hints, Operation, Param, Services
+from parley.api.connections import NAME, may_add
+from parley.api.operation import Answer, Call, Hints, Operation, Services
 from parley.errors import Problem
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler import Response
 
     from parley.api.routing import Routes
+    from parley.config import Principal
     from parley.connections.model import Connection
     from parley.ports.runtime import Runtime
 
@@ -41,8 +43,6 @@ _PAGE_HEADERS: Final = {
     "X-Content-Type-Options": "nosniff",
 }
 
-NAME: Final = Param("name", "path", "The connection's name, as add_connection gave it.", max_length=32)
-
 AUTHORIZED: Final = {
     "type": "object",
     "required": ["authorization_url"],
@@ -58,15 +58,22 @@ AUTHORIZED: Final = {
 }
 
 
+def may_authorize(principal: Principal, org: str) -> bool:
+    """Whoever may add connections to the org (and so have added one), or its admin; each call still
+    needs the connection to be theirs, or the admin grant."""
+    return may_add(principal, org) or principal.is_admin_of(org)
+
+
 def authorize_connection(services: Services, call: Call) -> Answer:
+    from parley.connections.model import CONNECTION_NAME
     from parley.connections.oauth import begin_authorization, callback_url, http_client
     from parley.connections.rules import status_under
 
     runtime = services.runtime
     name = str(call.values["name"])
-    connection = runtime.connections.get(call.org, name)
+    connection = runtime.connections.get(call.org, name) if CONNECTION_NAME.match(name) else None
     if connection is None:
-        raise Problem("not_found", f"There is no connection {name!r} in the org {call.org!r}.")
+        raise Problem("not_found", f"Org {call.org!r} has no connection {name!r}.")
     principal = call.principal
     if connection.added_by != principal.id and not principal.is_admin_of(call.org):
         raise Problem(
@@ -130,6 +137,8 @@ OPERATIONS: Final = (
         params=(NAME,),
         output=AUTHORIZED,
         problems=("forbidden", "conflict", "bad_request", "unavailable"),
+        permits=may_authorize,
+        who="The one who added the connection may authorize it, or an admin of the org.",
     ),
 )
 

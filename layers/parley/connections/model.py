@@ -24,6 +24,12 @@ CONNECTION_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 CONNECTION_NAME_RULE: Final = "a connection name is 1 to 32 of a-z, 0-9 and '-', starting with a letter"
 #: The longest URL a connection may have.
 URL_MAX_LENGTH: Final = 2048
+#: The most headers a connection may send, and the longest header name and value.
+MAX_CONNECTION_HEADERS: Final = 20
+HEADER_NAME_MAX: Final = 128
+HEADER_VALUE_MAX: Final = 8192
+#: The most playbooks a connection may name.
+MAX_CONNECTION_PLAYBOOKS: Final = 100
 
 
 @dataclass(frozen=True)

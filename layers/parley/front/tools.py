@@ -87,6 +87,8 @@ def tool_json(name: str, scoped: bool) -> Mapping[str, Any]:
 
 
 def _role_words(operation: Operation) -> str:
+    if operation.who is not None:
+        return " " + operation.who
     if operation.scope == "org":
         return " Any grant in the org may call it."
     return " It needs the write role on the playbook." if operation.writes else ""

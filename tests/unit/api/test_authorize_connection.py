@@ -209,7 +209,7 @@ def test_only_the_person_who_added_it_or_an_admin_authorizes(send: Send) -> None
     assert send("POST", AUTHORIZE, token="outsider-token").status == 404
     assert send("POST", AUTHORIZE, token=None).status == 401
     missing = send("POST", "/v1/orgs/acme/connections/wiki/authorize")
-    assert missing.status == 404 and "no connection 'wiki'" in missing.body["detail"]
+    assert missing.status == 404 and "has no connection 'wiki'" in missing.body["detail"]
 
 
 def test_a_broken_connection_is_not_authorized(runtime: Runtime, send: Send) -> None:
