@@ -103,7 +103,7 @@ def execute(http: httpx.Client, topic: str) -> httpx.Response:
 
 
 def advance(http: httpx.Client, seconds: int) -> None:
-    assert http.post("/_local/clock/advance", json={"seconds": seconds}).status_code == 200
+    assert http.post("/_local/clock/advance", json={"seconds": seconds}, headers=WRITER).status_code == 200
 
 
 def test_a_person_authorizes_a_connection_and_its_tokens_serve_until_a_refresh_is_refused(
