@@ -25,8 +25,8 @@ and 32 random bytes.
 
 :func:`fresh_oauth_headers` is what a call to the connection sends: ``Authorization: Bearer`` with the
 access token, refreshed first when it expires within :data:`REFRESH_MARGIN_SECONDS`. A refresh the
-authorization server refuses, or an expired token with no refresh token, makes the connection
-``broken`` and raises :class:`~parley.connections.secrets.SecretUnreadable` (a run then ends with
+authorization server refuses (unless another use refreshed it meanwhile: the secret then holds a newer
+token), or an expired token with no refresh token, makes the connection ``broken`` and raises :class:`~parley.connections.secrets.SecretUnreadable` (a run then ends with
 ``connection_broken``).
 
 The secret's value::
@@ -535,6 +535,9 @@ def fresh_oauth_headers(
         return {"Authorization": f"Bearer {oauth['access_token']}"}
     refreshed = _refreshed(connection, oauth, now, http)
     if refreshed is None:
+        meanwhile = _refreshed_elsewhere(connection, secrets, oauth, now)
+        if meanwhile is not None:
+            return {"Authorization": f"Bearer {meanwhile}"}
         store.set_status(connection.org, connection.name, "broken")
         LOG.warning(
             "The OAuth token of connection %s/%s could not be refreshed: the connection is broken",
@@ -547,6 +550,26 @@ def fresh_oauth_headers(
         )
     secrets.put(connection.org, connection.name, {**value, "oauth": refreshed})
     return {"Authorization": f"Bearer {refreshed['access_token']}"}
+
+
+def _refreshed_elsewhere(
+    connection: Connection, secrets: ConnectionSecrets, used: Mapping[str, Any], now: datetime
+) -> str | None:
+    """The access token another use kept while this one refreshed with the same refresh token (an
+    authorization server that rotates refresh tokens refuses the second refresh): not a broken
+    connection."""
+    try:
+        oauth = secrets.read(connection.org, connection.name).get("oauth")
+    except SecretUnreadable:
+        return None
+    if not isinstance(oauth, Mapping) or oauth.get("refresh_token") == used.get("refresh_token"):
+        return None
+    token, expires_at = oauth.get("access_token"), oauth.get("expires_at")
+    if not isinstance(token, str) or not token:
+        return None
+    if isinstance(expires_at, int | float) and expires_at - REFRESH_MARGIN_SECONDS <= now.timestamp():
+        return None
+    return token
 
 
 def _refreshed(

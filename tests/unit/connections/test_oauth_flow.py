@@ -399,3 +399,38 @@ def test_a_connection_that_sends_headers_is_not_authorized(
 )
 def test_only_https_is_fetched_but_on_loopback(url: str, server_url: str, allowed: bool) -> None:
     assert oauth._allowed(url, server_url) is allowed
+
+
+class ReadBefore(Secrets):
+    """Secrets whose next read answers what was kept before: a use that read the secret just before
+    another use refreshed its token."""
+
+    def __init__(self, kept: Secrets) -> None:
+        super().__init__()
+        self.values = kept.values
+        self.stale: dict[str, Any] | None = None
+
+    def read(self, org: str, name: str) -> dict[str, Any]:
+        if self.stale is not None:
+            stale, self.stale = self.stale, None
+            return stale
+        return super().read(org, name)
+
+
+def test_two_uses_refreshing_at_once_do_not_break_the_connection(
+    server: OAuthToolServer, http: httpx.Client
+) -> None:
+    store, kept, conn = authorized(server, http)
+    secrets = ReadBefore(kept)
+    soon = NOW + timedelta(seconds=server.authorization.expires_in - 30)
+    before = secrets.read("acme", "notes")  # what the second use read, before the first refreshed
+
+    first = oauth.fresh_oauth_headers(conn, secrets, store, soon, http)  # spends the refresh token
+    secrets.stale = before
+    refreshes = server.authorization.refreshes
+    second = oauth.fresh_oauth_headers(conn, secrets, store, soon, http)  # refused, then reads again
+
+    assert server.authorization.refreshes == refreshes  # the second refresh was refused
+    assert second == first
+    assert store.connections[("acme", "notes")].status == "pending"
+    assert tools_list(server, second) == 200
