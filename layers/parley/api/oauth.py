@@ -187,6 +187,7 @@ def _finish(event: Any, runtime: Runtime) -> Connection:
             store=runtime.connections,
             now=runtime.clock.now(),
             http=http,
+            iss=query.get("iss"),
         )
     return finished.connection
 

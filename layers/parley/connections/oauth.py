@@ -26,8 +26,10 @@ and 32 random bytes.
 :func:`fresh_oauth_headers` is what a call to the connection sends: ``Authorization: Bearer`` with the
 access token, refreshed first when it expires within :data:`REFRESH_MARGIN_SECONDS`. A refresh the
 authorization server refuses (unless another use refreshed it meanwhile: the secret then holds a newer
-token), or an expired token with no refresh token, makes the connection ``broken`` and raises :class:`~parley.connections.secrets.SecretUnreadable` (a run then ends with
-``connection_broken``).
+token), or an expired token with no refresh token, makes the connection ``broken`` and raises
+:class:`~parley.connections.secrets.SecretUnreadable` (a run then ends with ``connection_broken``).
+``parley.connections.credentials.headers_for`` calls it for every ``auth: oauth`` connection it is
+given the store of.
 
 The secret's value::
 
@@ -337,6 +339,7 @@ def begin_authorization(
         "resource": found.resource,
         "token_endpoint": str(metadata.token_endpoint),
         "issuer": str(metadata.issuer),
+        "iss_required": bool(metadata.authorization_response_iss_parameter_supported),
     }
     if found.scope:
         pending["scope"] = found.scope
@@ -377,9 +380,11 @@ def finish_authorization(
     store: ConnectionStore,
     now: datetime,
     http: httpx.Client,
+    iss: str | None = None,
 ) -> Finished:
     """Exchange ``code`` for tokens and keep them; ``400 bad_request`` for a ``state`` that is unknown,
-    used or expired, ``403`` when ``caller`` (a bearer token the callback carried) is not who asked."""
+    used or expired, or an ``iss`` (RFC 9207) that is not the authorization server's; ``403`` when
+    ``caller`` (a bearer token the callback carried) is not who asked."""
     if not state:
         raise Problem("bad_request", "The callback carries no state: open the authorization URL again.")
     org, name = _connection_of(state)
@@ -418,6 +423,12 @@ def finish_authorization(
         raise Problem("bad_request", "The callback carries no code: authorize the connection again.")
     if pending.get("url") != connection.url:
         raise _unknown_state()
+    if (iss is not None and iss != pending.get("issuer")) or (iss is None and pending.get("iss_required")):
+        raise Problem(
+            "bad_request",
+            "The callback does not come from the authorization server the authorization was sent to "
+            "(its iss): authorize the connection again.",
+        )
     client = rest.get("client")
     if not isinstance(client, Mapping):
         raise _unknown_state()

@@ -434,3 +434,18 @@ def test_two_uses_refreshing_at_once_do_not_break_the_connection(
     assert second == first
     assert store.connections[("acme", "notes")].status == "pending"
     assert tools_list(server, second) == 200
+
+
+def test_a_callback_naming_another_issuer_is_refused(server: OAuthToolServer, http: httpx.Client) -> None:
+    store, secrets, (back,) = begun(server, http, "notes")
+
+    refused(
+        "bad_request", "(its iss)", lambda: finish(back, store, secrets, http, iss="https://evil.example")
+    )
+    refused("bad_request", "unknown", lambda: finish(back, store, secrets, http, iss=server.origin))
+
+
+def test_a_callback_naming_the_issuer_is_taken(server: OAuthToolServer, http: httpx.Client) -> None:
+    store, secrets, (back,) = begun(server, http, "notes")
+
+    assert finish(back, store, secrets, http, iss=server.origin).connection.auth == "oauth"
