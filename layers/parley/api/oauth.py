@@ -156,6 +156,8 @@ def register_oauth_routes(routes: Routes, runtime: Runtime) -> None:
 
         event = app.current_event
         browser = "text/html" in (event.headers.get("accept") or "")
+        if event.http_method == "HEAD":  # a code and a state are used once, by a GET only
+            return _page(200, "Authorization", "Open this address to finish the authorization.")
         try:
             connection = _finish(event, runtime)
         except Problem as problem:

@@ -303,3 +303,10 @@ def test_the_kept_tokens_serve_the_tool_operations_refreshed_until_a_refresh_is_
         assert value not in shown
         assert value not in logged
     assert back["code"] not in logged and back["state"] not in logged
+
+
+def test_a_head_of_the_callback_uses_nothing(send: Send) -> None:
+    back = come_back(send("POST", AUTHORIZE).body["authorization_url"])
+
+    assert send("HEAD", callback(back), token=None).status == 200
+    assert send("GET", callback(back), token=None).status == 200
