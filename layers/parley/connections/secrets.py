@@ -29,11 +29,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from parley.infrastructure.functions import CONNECTION_SECRETS_PREFIX_VARIABLE
+
 if TYPE_CHECKING:
     from cryptography.fernet import Fernet
 
-#: The environment variable naming the stage's prefix of connection secrets (``parley/<stage>/connections/``).
-SECRETS_PREFIX_VARIABLE: Final = "PARLEY_CONNECTION_SECRETS_PREFIX"
 #: The environment variable naming the local server's key file.
 SECRET_KEY_FILE_VARIABLE: Final = "PARLEY_SECRET_KEY_FILE"
 #: The folder of the data folder holding the encrypted secrets.
@@ -304,7 +304,7 @@ def _sync_folder(folder: Path) -> None:
 def secrets_from_environment(environ: Mapping[str, str], client: Any) -> ConnectionSecrets | None:
     """The Secrets Manager keeper of ``PARLEY_CONNECTION_SECRETS_PREFIX`` (through ``client``); ``None``
     without the variable (a function that keeps no connection secret)."""
-    prefix = environ.get(SECRETS_PREFIX_VARIABLE, "").strip()
+    prefix = environ.get(CONNECTION_SECRETS_PREFIX_VARIABLE, "").strip()
     return AwsConnectionSecrets(client, prefix) if prefix else None
 
 
@@ -313,11 +313,13 @@ class NoConnectionSecrets:
     it keeps nothing, and every secret reads as unreadable (the connection shows ``broken``)."""
 
     def put(self, org: str, name: str, value: Mapping[str, Any]) -> None:
-        raise RuntimeError(f"this function keeps no connection secret: {SECRETS_PREFIX_VARIABLE} is not set")
+        raise RuntimeError(
+            f"this function keeps no connection secret: {CONNECTION_SECRETS_PREFIX_VARIABLE} is not set"
+        )
 
     def read(self, org: str, name: str) -> dict[str, Any]:
         raise SecretUnreadable(
-            f"this function reads no connection secret: {SECRETS_PREFIX_VARIABLE} is not set"
+            f"this function reads no connection secret: {CONNECTION_SECRETS_PREFIX_VARIABLE} is not set"
         )
 
     def delete(self, org: str, name: str) -> None:

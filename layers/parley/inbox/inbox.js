@@ -330,6 +330,7 @@
   function playbooks() {
     const seen = new Map();
     for (const grant of (state.me && state.me.grants) || []) {
+      if (!grant.playbook) continue; // an org's admin grant (connections) names no playbook
       const key = `${grant.org}/${grant.playbook}`;
       if (!seen.has(key) || grant.role === "write") seen.set(key, grant);
     }
