@@ -12,11 +12,13 @@ reach it; the server restarted with ``allowed_urls`` that no longer allow it end
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -109,6 +111,31 @@ def run(http: httpx.Client, name: str) -> httpx.Response:
     )
 
 
+def mcp(http: httpx.Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One ``tools/call`` of the MCP front door, as the writer (its result)."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {"org": "acme", "playbook": "campaigns", **arguments}},
+    }
+    reply = http.post(
+        "/mcp",
+        content=json.dumps(message),
+        headers={
+            **WRITER,
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        },
+    )
+    assert reply.status_code == 200, reply.text
+    text = reply.text
+    if text.startswith(("event:", "data:")):
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    result: dict[str, Any] = json.loads(text)["result"]
+    return result
+
+
 def not_offered(reply: httpx.Response, because: str) -> None:
     assert reply.status_code == 503, reply.text
     body = reply.json()
@@ -138,6 +165,9 @@ def test_a_connection_added_approved_used_and_then_disallowed_or_broken(stage: S
         assert [(s["server"], s["tools"], s["because"]) for s in searched] == [
             ("notes", [], "connection_pending")
         ]
+        pending = mcp(http, "introspect", {"server": "notes", "tool": "thread_replies"})
+        assert pending["isError"] is True
+        assert "connection_pending" in json.dumps(pending)
         assert stage.fake.requests_to("/v1/messages") == []
         assert stage.tools.calls == []
 
@@ -170,6 +200,10 @@ def test_a_connection_added_approved_used_and_then_disallowed_or_broken(stage: S
         )
         assert executed.status_code == 200, executed.text
         assert "[secret]" in executed.text
+        by_agent = mcp(http, "execute", {"server": "notes", "tool": "whoami", "arguments": {}})
+        assert by_agent.get("isError") is not True, by_agent
+        assert "[secret]" in json.dumps(by_agent)
+        assert "notes" in json.dumps(mcp(http, "search", {}))
         dry = http.post(
             f"{BASE}/tool-servers/notes/tools/thread_replies/dry-run",
             json={"arguments": {"channel": "C1", "ts": "1"}},
@@ -209,3 +243,5 @@ def test_a_connection_added_approved_used_and_then_disallowed_or_broken(stage: S
         path for path in stage.data.rglob("*") if path.is_file() and CREDENTIAL.encode() in path.read_bytes()
     ]
     assert kept == []
+    assert list(stage.data.rglob("notes.secret"))  # the credential is kept there, encrypted
+    assert stage.key_file.exists() and not stage.key_file.is_relative_to(stage.data)

@@ -371,3 +371,50 @@ def test_a_save_does_not_warn_of_a_connection_it_names(
 
     assert not any("notes" in warning for warning in saved.warnings)
     assert any("nowhere" in warning for warning in saved.warnings)
+
+
+class RefusingSecretsManager:
+    """A Secrets Manager client no connection may reach."""
+
+    def get_secret_value(self, **_: Any) -> Any:
+        raise AssertionError("a connection's header was taken for a reference to the operator's secrets")
+
+
+def test_a_header_that_looks_like_a_reference_to_the_operators_secrets_is_sent_as_written(
+    run: Callable[..., Run],
+    runtime: Runtime,
+    fake: FakeProviders,
+    tools: Any,
+    connect: Callable[..., Connection],
+) -> None:
+    written = {"X-Key": "{{resolve:secretsmanager:operator-chat-token}}"}
+    runtime.secretsmanager = RefusingSecretsManager()
+    tools.require_headers(written)
+    connect(secret={"headers": written})
+    fake.script(
+        MESSAGES,
+        tool_use(("notes__thread_replies", {"channel": "C1", "ts": "1.0"})),
+        Scripted(body=anthropic_text("Done.")),
+    )
+
+    assert run("[notes/thread_replies]").output == "Done."
+    assert {seen.get("x-key") for seen in tools.received} == {written["X-Key"]}
+
+
+def test_a_connection_as_a_server_shows_no_header_value(
+    runtime: Runtime, connect: Callable[..., Connection]
+) -> None:
+    from parley.tools.connected import server_for
+    from parley.tools.servers import HeaderSecrets
+
+    connect()
+    server = server_for(runtime, PLAYBOOK, "notes")
+    resolved = HeaderSecrets(RefusingSecretsManager()).resolve(server)
+
+    assert resolved.address.headers == HEADER
+    assert (server.allowed, server.approve, server.record_content) == (None, (), True)
+    assert CREDENTIAL not in repr(server) + repr(resolved) + repr(resolved.address)
+    assert resolved.scrub({"echo": f"Bearer {CREDENTIAL}", "alone": CREDENTIAL}) == {
+        "echo": "[secret]",
+        "alone": "[secret]",
+    }
