@@ -325,7 +325,8 @@ def test_the_connections_secrets_are_kept_by_api_and_mcp_and_read_by_reason_only
             assert statement["Resource"] == [connection_secrets]
         for name in MAY_READ_CONNECTION_SECRETS:
             (statement,) = secret_statements(template, name, connection_secrets)
-            assert statement["Action"] == ["secretsmanager:GetSecretValue"]
+            # and put back an OAuth token a run's tool call refreshed
+            assert statement["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"]
         for name in RUNTIME_FUNCTIONS:
             given = variables_of(template, name).get("PARLEY_CONNECTION_SECRETS_PREFIX")
             wanted = (
@@ -631,7 +632,7 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | {"states:StartExecution"}
         | schedule
         | content
-        | {"secretsmanager:GetSecretValue"}
+        | {"secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}
         | failures
         | answer_calls,
         # A workflow's entry: starts the runs it calls as run_definition does (with no execution of their
