@@ -368,7 +368,8 @@ class ParleyStack(Stack):
     def _grant_connection_secrets(self) -> None:
         """The connections' secrets (issue 32), all under ``parley/<stage>/connections/``:
         ``MAY_KEEP_CONNECTION_SECRETS`` create, put, read and delete them (add, authorize, remove, and the
-        tool routes); ``MAY_READ_CONNECTION_SECRETS`` read them (a reasoning run's tool calls). Each of
+        tool routes); ``MAY_READ_CONNECTION_SECRETS`` read them and put back a refreshed OAuth token (a
+        reasoning run's tool calls), never create or delete one. Each of
         those functions knows the prefix (``PARLEY_CONNECTION_SECRETS_PREFIX``); the others neither know
         it nor may touch a secret under it."""
         prefix = connection_secrets_prefix(self.settings.name)
@@ -384,7 +385,10 @@ class ParleyStack(Stack):
                     "secretsmanager:DeleteSecret",
                 ],
             ),
-            (MAY_READ_CONNECTION_SECRETS, ["secretsmanager:GetSecretValue"]),
+            (
+                MAY_READ_CONNECTION_SECRETS,
+                ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"],
+            ),
         ):
             for name in sorted(names):
                 self.compute.functions[name].add_environment(CONNECTION_SECRETS_PREFIX_VARIABLE, prefix)

@@ -69,8 +69,9 @@ def test_every_method_of_the_api_passes_the_jwt_authorizer(synthesized: Any, sta
     assert methods
     guarded = [m for m in methods.values() if m["Properties"]["AuthorizationType"] != "NONE"]
     public = [m for m in methods.values() if m["Properties"]["AuthorizationType"] == "NONE"]
-    # Only the public pages go without a token: GETs of the description, the docs and the inbox's files.
-    assert len(public) == 5 and all(m["Properties"]["HttpMethod"] == "GET" for m in public)
+    # Only the public pages go without a token: GETs of the description, the docs and the inbox's files,
+    # and the OAuth callback (its state is the binding).
+    assert len(public) == 6 and all(m["Properties"]["HttpMethod"] == "GET" for m in public)
     for method in guarded:
         assert method["Properties"]["AuthorizationType"] == "CUSTOM"
         assert method["Properties"]["AuthorizerId"] == {"Ref": authorizer_id}
@@ -324,7 +325,8 @@ def test_the_connections_secrets_are_kept_by_api_and_mcp_and_read_by_reason_only
             assert statement["Resource"] == [connection_secrets]
         for name in MAY_READ_CONNECTION_SECRETS:
             (statement,) = secret_statements(template, name, connection_secrets)
-            assert statement["Action"] == ["secretsmanager:GetSecretValue"]
+            # and put back an OAuth token a run's tool call refreshed
+            assert statement["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"]
         for name in RUNTIME_FUNCTIONS:
             given = variables_of(template, name).get("PARLEY_CONNECTION_SECRETS_PREFIX")
             wanted = (
@@ -630,7 +632,7 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | {"states:StartExecution"}
         | schedule
         | content
-        | {"secretsmanager:GetSecretValue"}
+        | {"secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}
         | failures
         | answer_calls,
         # A workflow's entry: starts the runs it calls as run_definition does (with no execution of their

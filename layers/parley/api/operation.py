@@ -199,6 +199,9 @@ class Call:
     playbook: str | None
     values: Mapping[str, Any]
     body: Any = None
+    #: The API's base URL as the caller reached it (``parley.api.origin``): what a redirect back to the
+    #: API is made of (``authorize_connection``); ``None`` when the request named no host.
+    base_url: str | None = None
 
     @property
     def ref(self) -> PlaybookRef:

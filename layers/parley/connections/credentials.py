@@ -4,12 +4,13 @@ a secret put again (a connection removed and added, OAuth tokens kept anew) is s
 
 - ``auth: none``: no header, and no secret is read;
 - ``auth: headers``: the secret's ``{"headers": {name: value}}``, as the person gave them;
-- ``auth: oauth``: ``Authorization: Bearer <access_token>`` from the secret's ``{"oauth": {...}}``.
+- ``auth: oauth``: ``Authorization: Bearer <access_token>`` from the secret's ``{"oauth": {...}}``,
+  refreshed first when it is about to expire (:func:`parley.connections.oauth.fresh_oauth_headers`, given
+  the ``store``: a refresh the authorization server refuses makes the connection ``broken``).
 
 :func:`headers_for` is the one place a connection's credential becomes headers. It raises
 :class:`~parley.connections.secrets.SecretUnreadable` when the secret cannot be read or does not hold
-what ``auth`` says, and a run then ends ``tool_not_offered`` with ``because: connection_broken``. OAuth's
-refresh of a token that expired (issue 32, part 4) extends this function: ``now`` is there for it.
+what ``auth`` says, and a run then ends ``tool_not_offered`` with ``because: connection_broken``.
 
 The values returned are secrets: the caller sends them to the connection's server and scrubs them from
 everything it keeps (:class:`parley.tools.servers.ResolvedServer`); nothing here logs or shows them.
@@ -27,14 +28,24 @@ if TYPE_CHECKING:
 
     from parley.connections.model import Connection
     from parley.connections.secrets import ConnectionSecrets
+    from parley.connections.store import ConnectionStore
 
 
-def headers_for(connection: Connection, secrets: ConnectionSecrets, now: datetime) -> dict[str, str]:
+def headers_for(
+    connection: Connection,
+    secrets: ConnectionSecrets,
+    now: datetime,
+    store: ConnectionStore | None = None,
+) -> dict[str, str]:
     """The headers to send to ``connection``'s server; :class:`SecretUnreadable` when its credential
-    cannot be read (its words name the connection, never a value)."""
-    del now  # read by the OAuth refresh, when a token is about to expire
+    cannot be read (its words name the connection, never a value). With ``store``, an OAuth token about
+    to expire is refreshed first (issue 32, part 4)."""
     if connection.auth == "none":
         return {}
+    if connection.auth == "oauth" and store is not None:
+        from parley.connections.oauth import fresh_oauth_headers
+
+        return fresh_oauth_headers(connection, secrets, store, now)
     value = secrets.read(connection.org, connection.name)
     if connection.auth == "headers":
         return _headers(connection, value.get("headers"))

@@ -131,7 +131,9 @@ def _call(operation: Operation, principal: Principal, target: Target, arguments:
     assert org is not None
     authorize_call(operation, principal, org, playbook)
     values, fields = operation.values_from_arguments(arguments)
-    return Call(principal, org, playbook, values, operation.body_from_fields(fields))
+    return Call(
+        principal, org, playbook, values, operation.body_from_fields(fields), base_url=target.base_url
+    )
 
 
 def success(summary: str, body: dict[str, Any]) -> CallToolResult:

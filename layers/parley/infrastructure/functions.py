@@ -92,7 +92,8 @@ MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason", "workflow"})
 #: secrets (issue 32): a connection's headers kept when it is added and forgotten when it is removed, its
 #: OAuth tokens kept and refreshed, and read by search, introspect, execute and dry_run (api).
 MAY_KEEP_CONNECTION_SECRETS: Final = frozenset({"api", "mcp"})
-#: secretsmanager:GetSecretValue on the connections' secrets: a reasoning run's tool calls (reason).
+#: secretsmanager:GetSecretValue and PutSecretValue on the connections' secrets: a reasoning run's tool
+#: calls (reason) read them, and put back an OAuth token they refreshed (``parley.connections.oauth``).
 MAY_READ_CONNECTION_SECRETS: Final = frozenset({"reason"})
 
 #: Workflows (workflow-format.md, "On AWS"): create a workflow's state machine and publish its versions

@@ -138,7 +138,7 @@ def _served(runtime: Runtime, connection: Connection) -> ConnectionServer | Unus
     if status == "broken":
         return _broken(name)
     try:
-        headers = headers_for(connection, runtime.connection_secrets, runtime.clock.now())
+        headers = headers_for(connection, runtime.connection_secrets, runtime.clock.now(), _store(runtime))
     except SecretUnreadable:
         return _broken(name)
     return ConnectionServer(

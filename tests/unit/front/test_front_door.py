@@ -228,7 +228,7 @@ def test_a_scoped_endpoint_offers_the_tools_of_the_callers_role_there_without_or
     assert all(
         t["annotations"]["readOnlyHint"]
         for t in on_lookout
-        if t["name"] not in ("add_connection", "remove_connection")
+        if t["name"] not in ("add_connection", "authorize_connection", "remove_connection")
     )
     for listed in on_lookout:
         assert not {"org", "playbook"} & set(listed["inputSchema"]["properties"]), listed["name"]
