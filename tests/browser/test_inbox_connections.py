@@ -3,12 +3,12 @@ against a ``parley serve`` whose operator configuration allows connections to 12
 admin of the org (``boss``), and a real MCP server started by the test (``tests/mcp_servers.py``).
 
 A person adds the server in the page (after the rules refused another URL, shown beside the URL field
-with what was typed kept), sees it pending, is told in words that only an admin approves it, authorizes
-another (the page goes to the authorization URL and the person comes back to the view); the admin approves
-it in the page, and its tools show; then it is removed, after a confirmation, with the keyboard. The view
-passes axe as it stands at each step, and fits a phone's width. Then every status (a broken one and a
-disallowed one included, which the page cannot make) is read in words with what to do, and the view
-passes axe in light and dark.
+with what was typed kept), sees it pending, is told in words that only an admin approves it, and authorizes
+another (an OAuth-protected MCP server, ``tests/oauth_servers.py``: the page goes to its authorization URL,
+the callback's page leads back to the view); the admin approves both in the page, and their tools show;
+then the first is removed, after a confirmation, with the keyboard. The view passes axe as it stands at
+each step, and fits a phone's width. Then every status (a broken one and a disallowed one included, which
+the page cannot make) is read in words with what to do, and the view passes axe in light and dark.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 from mcp_servers import LocalToolServer, running_tool_server
+from oauth_servers import OAuthToolServer, running_oauth_server
 from playwright.sync_api import Browser, Page, expect
 from tool_serving import serving_with
 
@@ -34,6 +35,7 @@ PHONE = {"width": 375, "height": 800}
 class Served:
     url: str
     tools: LocalToolServer
+    oauth: OAuthToolServer
 
     def connections(self, token: str = "dev-token") -> list[dict[str, Any]]:
         reply = httpx.get(
@@ -59,9 +61,10 @@ connections:
 """
     with (
         running_tool_server() as tools,
+        running_oauth_server() as oauth,
         serving_with(tmp_path_factory.mktemp("serve-connections"), operator) as url,
     ):
-        yield Served(url, tools)
+        yield Served(url, tools, oauth)
 
 
 def sign_in(page: Page, served: Served, principal: str) -> None:
@@ -133,25 +136,23 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
     assert served.connections()[0]["status"] == "pending"
     assert axe(page) == []
 
-    # A second one, without headers, for one playbook: a server that may ask for an OAuth sign-in. Authorize
-    # opens the authorization_url that authorize_connection answers, and the person comes back to the view
-    # (the API's answer is stood in for here: the OAuth flow itself is tested with the API's).
+    # A second one, without headers, for one playbook: a server that asks for an OAuth sign-in (its own
+    # authorization server approves at once, as a person who signs in would). Authorize goes there; the
+    # callback's page leads back to the view, where it now signs in with OAuth.
     name.fill("wiki")
-    url.fill(served.tools.url)
+    url.fill(served.oauth.url)
     form.get_by_role("checkbox", name="campaigns").check()
     form.get_by_role("button", name="Add connection").click()
     wiki = page.locator('li[data-name="wiki"]')
     expect(wiki).to_contain_text("no credential")
     expect(wiki).to_contain_text("only for campaigns")
-    back = f"{served.url}/inbox?from=oauth#connections"
-    page.route(
-        "**/v1/orgs/acme/connections/wiki/authorize",
-        lambda route: route.fulfill(status=200, json={"authorization_url": back}),
-    )
     wiki.get_by_role("button", name="Authorize wiki").click()
-    expect(page).to_have_url(back)
+    page.get_by_role("link", name="Back to the connections").click()
+    expect(page).to_have_url(f"{served.url}/inbox#connections")
     expect(page.get_by_role("heading", name="Connections", exact=True)).to_be_focused()
+    expect(wiki).to_contain_text("signs in with OAuth")
     expect(wiki.locator(".state")).to_have_text("Pending")
+    assert served.oauth.authorization.registered, "Parley registered itself at the authorization server"
 
     # The admin approves it in the page; its tools show.
     admin = browser.new_context(viewport=PHONE, locale="en-GB", timezone_id="UTC")
@@ -167,6 +168,10 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
         expect(tools.get_by_text("notes/post_message")).to_be_visible()
         expect(tools.get_by_text("notes/thread_replies")).to_be_visible()
         assert {each["name"]: each for each in served.connections()}["notes"]["approved_by"] == "boss"
+        # The OAuth one too: its tool is listed with the token its authorization kept.
+        wiki = boss.locator('li[data-name="wiki"]')
+        wiki.get_by_role("button", name="Approve wiki").click()
+        expect(wiki.get_by_role("region", name="Tools of wiki").get_by_text("wiki/notes")).to_be_visible()
         # A phone's width: nothing wider than the screen.
         assert boss.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
         assert axe(boss) == []
@@ -186,9 +191,7 @@ def test_a_person_adds_a_server_an_admin_approves_it_its_tools_show_and_it_is_re
         expect(card.get_by_role("group").get_by_role("button", name="Remove notes")).to_be_focused()
         boss.keyboard.press("Enter")
         expect(boss.locator('li[data-name="notes"]')).to_have_count(0)
-        expect(
-            boss.locator('li[data-name="wiki"]').get_by_role("button", name="Approve wiki")
-        ).to_be_focused()
+        expect(wiki.get_by_role("button", name="Authorize wiki")).to_be_focused()
         assert [each["name"] for each in served.connections()] == ["wiki"]
     finally:
         admin.close()
