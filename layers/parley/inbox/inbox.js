@@ -445,6 +445,8 @@
     state.timer = setInterval(() => {
       ticks += 1;
       if (!document.hidden || ticks % 3 === 0) refresh();
+      // The connections' view lists again every third time, while it shows (an approval made elsewhere).
+      if (!document.hidden && state.view === "connections" && ticks % 3 === 0) refreshConnections();
     }, seconds * 1000);
   }
 
@@ -1594,8 +1596,9 @@
   // Below the list, the form that adds one (add_connection) for a writer of one of the org's playbooks;
   // a 422 shows each problem beside the field its pointer names, keeping what was typed.
   //
-  // The view lists again when it is opened, after each change the person makes, on Refresh and when the
-  // tab comes back into view; not on the requests' timer, so that nothing moves under the person's hand.
+  // The view lists again when it is opened, after each change the person makes, on Refresh, when the tab
+  // comes back into view and every third time the requests are listed; only a connection whose record
+  // changed is drawn again (the focus kept on the same button), so nothing else moves under the hand.
 
   const SERVER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
   const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
