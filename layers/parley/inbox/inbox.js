@@ -2087,7 +2087,9 @@
       );
       rows.append(node);
       const row = { node, headerName, headerValue, numbers, slot: null };
-      row.slot = slots.add(`/headers/#${nameId}`, headerValue, node);
+      // A header's problem (from the page or the API's /headers/<name>) is marked on its name, which the
+      // pointer names; its words say when it is the value that is wrong.
+      row.slot = slots.add(`/headers/#${nameId}`, headerName, node);
       const point = () => {
         const key = headerName.value.trim();
         row.slot.pointer = key ? pointerOf("/headers", key) : `/headers/#${nameId}`;
