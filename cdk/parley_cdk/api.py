@@ -157,6 +157,30 @@ def add_public_routes(rest_api: apigw.RestApi, api: apigw.LambdaIntegration) -> 
         )
 
 
+#: The OAuth callback (``http-api.md``, "Connections"): the browser comes back from an authorization server
+#: with no bearer token; the ``state`` it carries is the binding (``parley.api.oauth``).
+OAUTH_CALLBACK_PATH: Final = "v1/oauth/callback"
+
+
+def add_oauth_callback(rest_api: apigw.RestApi, api: apigw.LambdaIntegration) -> None:
+    """``GET`` of :data:`OAUTH_CALLBACK_PATH` to the api function, without the authorizer."""
+    method = rest_api.root.resource_for_path(OAUTH_CALLBACK_PATH).add_method(
+        "GET", api, authorization_type=apigw.AuthorizationType.NONE
+    )
+    accept(
+        method,
+        "AwsSolutions-APIG4",
+        "The OAuth callback of connections: a browser comes back from the authorization server without "
+        "a bearer token, so the one-time state (bound server-side to the person who asked and to the "
+        "connection, expiring in 10 minutes) is the authorization (http-api.md, Connections).",
+    )
+    accept(
+        method,
+        "AwsSolutions-COG4",
+        "The OAuth callback has no bearer token by design (see APIG4 on the same method).",
+    )
+
+
 class HttpApi(Construct):
     """REST API with a Lambda proxy integration at ``/v1/{proxy+}`` behind the JWT authorizer, traced and
     access-logged."""
@@ -231,6 +255,7 @@ class HttpApi(Construct):
         if mcp is not None:
             add_mcp_routes(self.rest_api, base, integration, mcp)
         add_public_routes(self.rest_api, integration)
+        add_oauth_callback(self.rest_api, integration)
         for response_id, response_type, problem in gateway_problems():
             self.rest_api.add_gateway_response(
                 response_id,

@@ -86,6 +86,12 @@ def default_tool_server_secrets(stage: str) -> tuple[str, ...]:
     return (f"parley/{stage}/tool-servers/*",)
 
 
+def connection_secrets_prefix(stage: str) -> str:
+    """Where the connections' secrets are named (``parley.connections.secrets``): one per connection,
+    ``parley/<stage>/connections/<org>/<name>``."""
+    return f"parley/{stage}/connections/"
+
+
 def default_model_secrets(stage: str) -> tuple[str, ...]:
     """Every secret named under ``parley/<stage>/models/``: the model providers' keys and gateway
     headers, which the operator configuration names as ``{{resolve:secretsmanager:…}}`` references."""

@@ -18,12 +18,15 @@ from constructs import Construct
 from parley.config import OPERATOR_CONFIG_PARAMETER_VARIABLE
 from parley.infrastructure.functions import (
     AUTHORIZER,
+    CONNECTION_SECRETS_PREFIX_VARIABLE,
     CONTENT_BUCKET_VARIABLE,
     MAY_ANSWER_CALLS,
     MAY_CALL_MODELS,
     MAY_END_WAITS,
+    MAY_KEEP_CONNECTION_SECRETS,
     MAY_KEEP_CONTENT,
     MAY_LIST_MODELS,
+    MAY_READ_CONNECTION_SECRETS,
     MAY_READ_MODEL_SECRETS,
     MAY_READ_TOOL_SECRETS,
     MAY_REASON,
@@ -51,7 +54,12 @@ from parley_cdk.dead_letters import DeadLetters
 from parley_cdk.models import MODEL_ACTIONS, model_arns, routed_model, routed_model_finding
 from parley_cdk.monitoring import Alarms
 from parley_cdk.nag import accept
-from parley_cdk.options import DeploymentOptions, default_model_secrets, default_tool_server_secrets
+from parley_cdk.options import (
+    DeploymentOptions,
+    connection_secrets_prefix,
+    default_model_secrets,
+    default_tool_server_secrets,
+)
 from parley_cdk.settings import StageSettings
 from parley_cdk.timer_queue import TimerQueue
 from parley_cdk.waiting import RunStateMachine, Scheduling, function_arn, state_machine_arn
@@ -151,6 +159,7 @@ class ParleyStack(Stack):
         self._grant_reasoning()
         self._grant_models()
         self._grant_model_secrets()
+        self._grant_connection_secrets()
         self._grant_workflows()
         self._catch_timer_failures()
         self._catch_reason_failures()
@@ -354,6 +363,43 @@ class ParleyStack(Stack):
                     "Model provider keys and gateway headers: every secret under the stage's own prefix "
                     "parley/<stage>/models/, which the operator configuration names by reference (and "
                     "GetSecretValue only).",
+                )
+
+    def _grant_connection_secrets(self) -> None:
+        """The connections' secrets (issue 32), all under ``parley/<stage>/connections/``:
+        ``MAY_KEEP_CONNECTION_SECRETS`` create, put, read and delete them (add, authorize, remove, and the
+        tool routes); ``MAY_READ_CONNECTION_SECRETS`` read them and put back a refreshed OAuth token (a
+        reasoning run's tool calls), never create or delete one. Each of
+        those functions knows the prefix (``PARLEY_CONNECTION_SECRETS_PREFIX``); the others neither know
+        it nor may touch a secret under it."""
+        prefix = connection_secrets_prefix(self.settings.name)
+        pattern = prefix + "*"
+        resources = [self.secret_arn(pattern)]
+        for names, actions in (
+            (
+                MAY_KEEP_CONNECTION_SECRETS,
+                [
+                    "secretsmanager:CreateSecret",
+                    "secretsmanager:PutSecretValue",
+                    "secretsmanager:GetSecretValue",
+                    "secretsmanager:DeleteSecret",
+                ],
+            ),
+            (
+                MAY_READ_CONNECTION_SECRETS,
+                ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"],
+            ),
+        ):
+            for name in sorted(names):
+                self.compute.functions[name].add_environment(CONNECTION_SECRETS_PREFIX_VARIABLE, prefix)
+                role = self._role(name)
+                role.add_to_principal_policy(iam.PolicyStatement(actions=actions, resources=resources))
+                accept(
+                    role,
+                    f"AwsSolutions-IAM5[Resource::{self.secret_arn(pattern, shown=True)}]",
+                    "Connections' secrets: one per connection people add, named at run time under the "
+                    "stage's own prefix parley/<stage>/connections/ (the org and the connection's name): "
+                    "the wildcard stands for those names, nothing wider.",
                 )
 
     def _grant_workflows(self) -> None:

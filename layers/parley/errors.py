@@ -188,12 +188,21 @@ class ContentMissing(ParleyError, RuntimeError):
 
 Because = Literal["unreachable", "failing", "rate_limited", "key_refused"]
 Stage = Literal["open", "list", "call"]
-NotOfferedBecause = Literal["tool_server_not_configured", "tool_not_allowed", "tool_not_listed"]
+NotOfferedBecause = Literal[
+    "tool_server_not_configured",
+    "tool_not_allowed",
+    "tool_not_listed",
+    # A connection a person added to the org that cannot be used (issue 32; parley.tools.connected).
+    "connection_pending",
+    "connection_broken",
+    "connection_not_allowed",
+]
 
 
 class ToolNotOffered(ParleyError):
     """The tool cannot be used by this playbook: ``because`` is ``tool_server_not_configured``,
-    ``tool_not_allowed`` or ``tool_not_listed`` (kind ``tool_not_offered``)."""
+    ``tool_not_allowed`` or ``tool_not_listed`` (kind ``tool_not_offered``), or, for a connection that
+    cannot be used, ``connection_pending``, ``connection_broken`` or ``connection_not_allowed``."""
 
     def __init__(self, because: NotOfferedBecause, detail: str) -> None:
         super().__init__(detail)

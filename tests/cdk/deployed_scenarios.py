@@ -25,6 +25,7 @@ from deployed import Deployment, FunctionFailed
 ROOT: Final = Path(__file__).resolve().parents[2]
 EVENTS: Final = ROOT / "events"
 BASE: Final = "/v1/orgs/acme/playbooks/campaigns"
+CONNECTIONS: Final = "/v1/orgs/acme/connections"
 PRINCIPAL: Final = "alice@example.com"
 DAY: Final = 24 * 3600
 #: The tool servers' header secret (by stack: names its grants cover) and the gateway's key.
@@ -116,7 +117,8 @@ do:
 def operator_config(chat_url: str, tools_url: str, gateway_url: str, tool_secret: str) -> str:
     return f"""
 principals:
-  - {{ id: {PRINCIPAL}, grants: [{{ org: acme, playbook: campaigns, role: write }}] }}
+  - id: {PRINCIPAL}
+    grants: [{{ org: acme, playbook: campaigns, role: write }}, {{ org: acme, role: admin }}]
 tool_servers:
   - name: chat
     url: {chat_url}
@@ -129,6 +131,8 @@ models:
     - name: internal
       base_url: {gateway_url}
       api_key: "{{{{resolve:secretsmanager:{MODEL_SECRET}}}}}"
+connections:
+  allowed_urls: ["https://*.acme.example/*"]
 """
 
 
@@ -386,6 +390,53 @@ class Player:
         assert not called["result"].get("isError"), called
         self.api("POST", f"{BASE}/runs/{rid('mcp')}/answer", {"answer": {"verdict": "approve"}})
 
+    def connections(self) -> None:
+        """A connection with headers added, approved and removed through the api function (its secret
+        created and deleted), and another added and removed through the MCP front door (issue 32)."""
+        added = self.api(
+            "POST",
+            CONNECTIONS,
+            {
+                "name": "notes",
+                "url": "https://notes.acme.example/mcp",
+                "headers": {"Authorization": "Bearer n"},
+            },
+            expect=201,
+        )
+        assert (added["status"], added["auth"]) == ("pending", "headers"), added
+        assert self.api("POST", f"{CONNECTIONS}/notes/approve")["status"] == "active"
+        assert [c["name"] for c in self.api("GET", CONNECTIONS)["connections"]] == ["notes"]
+        self.api("DELETE", f"{CONNECTIONS}/notes", expect=204)
+        self.api("GET", f"{CONNECTIONS}/notes", expect=404)
+        for name, arguments in (
+            (
+                "add_connection",
+                {
+                    "org": "acme",
+                    "name": "tickets",
+                    "url": "https://t.acme.example/mcp",
+                    "headers": {"X-Key": "k"},
+                },
+            ),
+            ("remove_connection", {"org": "acme", "name": "tickets"}),
+        ):
+            called = self.mcp_post(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 9,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments},
+                }
+            )
+            assert not called["result"].get("isError"), called
+
+    def mcp_post(self, message: dict[str, Any]) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        shaped = api_event("POST", "/mcp", message, resource="/mcp")
+        shaped["headers"].update(headers)
+        shaped["multiValueHeaders"].update({k: [v] for k, v in headers.items()})
+        return self.http("mcp", shaped)
+
     def authorizer(self) -> None:
         token_event = {
             "type": "TOKEN",
@@ -410,6 +461,7 @@ def play(deployment: Deployment, chat: Any, fake: Any) -> list[str]:
         "agent",
         "workflows",
         "mcp",
+        "connections",
         "authorizer",
     ):
         player.step(name, getattr(player, name))

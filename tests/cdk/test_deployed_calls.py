@@ -135,6 +135,20 @@ NOT_CALLED: Final[dict[tuple[str, str], str]] = {
     "take its next step; the settled run played is an inbox run",
     ("workflow", "secretsmanager:GetSecretValue"): "a workflow's called run using a tool server with a "
     "secret header; the scenarios' workflows call the tools server, which has none",
+    **{
+        (
+            name,
+            "secretsmanager:PutSecretValue",
+        ): "MAY_KEEP_CONNECTION_SECRETS: a connection's secret replaced "
+        "(its OAuth tokens kept or refreshed); the scenarios add connections with headers, which create it"
+        for name in ("api", "mcp")
+    },
+    ("mcp", "secretsmanager:GetSecretValue"): "MAY_KEEP_CONNECTION_SECRETS and MAY_READ_TOOL_SECRETS: a "
+    "connection's or a tool server's headers read for a tool call; the scenarios call no tool through mcp",
+    ("reason", "secretsmanager:GetSecretValue"): "MAY_READ_CONNECTION_SECRETS: a reasoning run's tool call "
+    "to a connection with headers; the scenarios' reasoning runs call the tools server, which has none",
+    ("reason", "secretsmanager:PutSecretValue"): "MAY_READ_CONNECTION_SECRETS: an OAuth token a reasoning "
+    "run's tool call refreshed, put back; the scenarios connect no OAuth server",
     ("reason", "bedrock:InvokeModel*"): "Bedrock models are not served offline (the scenarios' model is a "
     "gateway on 127.0.0.1); iam_check maps Converse and InvokeModel to these actions",
 }

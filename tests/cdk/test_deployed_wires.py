@@ -32,7 +32,13 @@ from deployed import role_statements
 from iam_check import IamRequest, allowed
 from stack_names import StackNames
 
-from parley.infrastructure.functions import FUNCTIONS, MAY_REASON, WITHOUT_RUNTIME
+from parley.infrastructure.functions import (
+    FUNCTIONS,
+    MAY_KEEP_CONNECTION_SECRETS,
+    MAY_READ_CONNECTION_SECRETS,
+    MAY_REASON,
+    WITHOUT_RUNTIME,
+)
 
 pytestmark = pytest.mark.cdk
 
@@ -67,6 +73,15 @@ VARIABLES: Final[Mapping[str, Variable]] = {
     "PARLEY_WORKFLOW_ROLE_ARN": Variable(RUNTIME, "workflow role"),
     "PARLEY_WORKFLOW_FUNCTION_ARN": Variable(RUNTIME, "function workflow"),
     "PARLEY_REASON_FUNCTION_ARN": Variable(MAY_REASON, "function reason"),
+    "PARLEY_CONNECTION_SECRETS_PREFIX": Variable(
+        MAY_KEEP_CONNECTION_SECRETS | MAY_READ_CONNECTION_SECRETS, "connection secrets"
+    ),
+    "PARLEY_SECRET_KEY_FILE": Variable(
+        frozenset(), why="the local server's key of its data folder's secrets: on AWS, Secrets Manager"
+    ),
+    "XDG_CONFIG_HOME": Variable(
+        frozenset(), why="where the local server's key of its data folder's secrets is kept by default"
+    ),
     "PARLEY_RUN_WAIT_SECONDS": Variable(MAY_REASON, "seconds"),
     "PARLEY_JWT_ISSUER": Variable(frozenset({"authorizer"}), "issuer"),
     "PARLEY_JWT_AUDIENCE": Variable(frozenset({"authorizer"}), "audience"),
@@ -277,6 +292,16 @@ def _names(stack: Stack, function: str, kind: str, value: str) -> bool:
             and value != names.resolve(names.properties(stack.run_machine())["RoleArn"])
         ),
         "seconds": lambda: 0 <= float(value) <= 900,
+        "connection secrets": lambda: (
+            value.startswith("parley/")
+            and value.endswith("/connections/")
+            and any(
+                str(r).endswith(f":secret:{value}*")
+                for s in stack.statements(stack.role(function))
+                if "secretsmanager:GetSecretValue" in _as_list(s["Action"])
+                for r in _as_list(s["Resource"])
+            )
+        ),
         "issuer": lambda: value.startswith("https://"),
         "audience": lambda: bool(value.strip(", ")),
         "claim": lambda: bool(value),

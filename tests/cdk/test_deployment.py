@@ -32,7 +32,9 @@ from parley.infrastructure.functions import (
     AUTHORIZER,
     CONTENT_BUCKET_VARIABLE,
     FUNCTIONS,
+    MAY_KEEP_CONNECTION_SECRETS,
     MAY_KEEP_CONTENT,
+    MAY_READ_CONNECTION_SECRETS,
     MAY_READ_MODEL_SECRETS,
     MAY_READ_TOOL_SECRETS,
     SCHEDULE_DEAD_LETTER_ARN_VARIABLE,
@@ -67,8 +69,9 @@ def test_every_method_of_the_api_passes_the_jwt_authorizer(synthesized: Any, sta
     assert methods
     guarded = [m for m in methods.values() if m["Properties"]["AuthorizationType"] != "NONE"]
     public = [m for m in methods.values() if m["Properties"]["AuthorizationType"] == "NONE"]
-    # Only the public pages go without a token: GETs of the description, the docs and the inbox's files.
-    assert len(public) == 5 and all(m["Properties"]["HttpMethod"] == "GET" for m in public)
+    # Only the public pages go without a token: GETs of the description, the docs and the inbox's files,
+    # and the OAuth callback (its state is the binding).
+    assert len(public) == 6 and all(m["Properties"]["HttpMethod"] == "GET" for m in public)
     for method in guarded:
         assert method["Properties"]["AuthorizationType"] == "CUSTOM"
         assert method["Properties"]["AuthorizerId"] == {"Ref": authorizer_id}
@@ -295,6 +298,43 @@ def test_only_the_api_and_reason_functions_read_model_secrets_and_only_the_stage
         )
     assert dev.to_json()["Outputs"]["ModelSecrets"]["Value"] == "parley/dev/models/*"
     assert prod.to_json()["Outputs"]["ModelSecrets"]["Value"] == "parley/prod/models/*"
+
+
+def test_the_connections_secrets_are_kept_by_api_and_mcp_and_read_by_reason_only(
+    dev: Template, prod: Template
+) -> None:
+    for stage, template in (("dev", dev), ("prod", prod)):
+        connection_secrets = secret_arn(f"parley/{stage}/connections/*")
+
+        assert (
+            readers_of(template, connection_secrets)
+            == MAY_KEEP_CONNECTION_SECRETS | MAY_READ_CONNECTION_SECRETS
+        )
+        assert (set(MAY_KEEP_CONNECTION_SECRETS), set(MAY_READ_CONNECTION_SECRETS)) == (
+            {"api", "mcp"},
+            {"reason"},
+        )
+        for name in MAY_KEEP_CONNECTION_SECRETS:
+            (statement,) = secret_statements(template, name, connection_secrets)
+            assert statement["Action"] == [
+                "secretsmanager:CreateSecret",
+                "secretsmanager:PutSecretValue",
+                "secretsmanager:GetSecretValue",
+                "secretsmanager:DeleteSecret",
+            ]
+            assert statement["Resource"] == [connection_secrets]
+        for name in MAY_READ_CONNECTION_SECRETS:
+            (statement,) = secret_statements(template, name, connection_secrets)
+            # and put back an OAuth token a run's tool call refreshed
+            assert statement["Action"] == ["secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"]
+        for name in RUNTIME_FUNCTIONS:
+            given = variables_of(template, name).get("PARLEY_CONNECTION_SECRETS_PREFIX")
+            wanted = (
+                f"parley/{stage}/connections/" if name in readers_of(template, connection_secrets) else None
+            )
+            assert given == wanted, name
+        assert who_may(template, "secretsmanager:CreateSecret") == MAY_KEEP_CONNECTION_SECRETS
+        assert who_may(template, "secretsmanager:DeleteSecret") == MAY_KEEP_CONNECTION_SECRETS
 
 
 def test_the_context_names_which_secrets_may_be_read(chosen: Template) -> None:
@@ -570,7 +610,9 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | run_workflows
         | answer_calls
         # list_models reads Bedrock's list (Bedrock is configured wherever AWS_REGION is set)
-        | {"bedrock:ListFoundationModels"},
+        | {"bedrock:ListFoundationModels"}
+        # the connections' secrets: kept when added, replaced, read, deleted when removed (issue 32)
+        | {"secretsmanager:CreateSecret", "secretsmanager:PutSecretValue", "secretsmanager:DeleteSecret"},
         "wait": runtime | end_waits,
         # The backstop: an agent run's next step (the reason function, asynchronously).
         "settle": runtime | content | answer_calls | {"lambda:InvokeFunction"},
@@ -590,7 +632,7 @@ def test_each_function_holds_exactly_the_actions_it_uses(dev: Template) -> None:
         | {"states:StartExecution"}
         | schedule
         | content
-        | {"secretsmanager:GetSecretValue"}
+        | {"secretsmanager:GetSecretValue", "secretsmanager:PutSecretValue"}
         | failures
         | answer_calls,
         # A workflow's entry: starts the runs it calls as run_definition does (with no execution of their

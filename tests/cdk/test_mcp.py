@@ -29,8 +29,9 @@ def _path_of(template: Template, resource_id: str) -> str:
     return "/" + "/".join(reversed(parts))
 
 
-#: The routes that need no token (cdk/parley_cdk/api.py, PUBLIC_PATHS), each a GET to the api function.
-PUBLIC = ("/", "/openapi.json", "/docs", "/inbox", "/inbox/{name}")
+#: The routes that need no token (cdk/parley_cdk/api.py, PUBLIC_PATHS and the OAuth callback), each a GET
+#: to the api function.
+PUBLIC = ("/", "/openapi.json", "/docs", "/inbox", "/inbox/{name}", "/v1/oauth/callback")
 
 
 def _routes(template: Template) -> dict[str, tuple[str, str, dict[str, Any]]]:

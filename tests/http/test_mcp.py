@@ -144,7 +144,7 @@ def test_a_writer_lists_every_tool_and_a_reader_only_those_that_read(served: Ser
 
     writer, reader = run(lambda: listed(WRITER)), run(lambda: listed(READER))
 
-    assert len(writer) == 20
+    assert len(writer) == 25  # every tool but approve_connection (the org's admin grant)
     assert set(reader) == {
         "list_definitions",
         "get_definition",
@@ -157,6 +157,8 @@ def test_a_writer_lists_every_tool_and_a_reader_only_those_that_read(served: Ser
         "search",
         "introspect",
         "list_models",
+        "list_connections",
+        "get_connection",
     }
     assert all(tool.annotations.read_only_hint for tool in reader.values())
     retire = writer["retire_definition"]

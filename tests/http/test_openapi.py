@@ -61,7 +61,7 @@ def test_the_description_needs_no_token_and_is_openapi_3_1(served: Served) -> No
     assert reply.headers["content-type"] == "application/json"
     assert document["openapi"] == "3.1.0"
     operations = {op["operationId"] for item in document["paths"].values() for op in item.values()}
-    assert len(operations) == 20 and {"create_definition", "answer_interaction", "list_models"} <= operations
+    assert len(operations) == 26 and {"create_definition", "answer_interaction", "list_models"} <= operations
     limit = next(
         p
         for p in document["paths"]["/v1/orgs/{org}/playbooks/{playbook}/runs"]["get"]["parameters"]

@@ -207,3 +207,11 @@ def test_credential_names_and_the_loggable_target() -> None:
     assert loggable_target("/a?limit=1&token=x&order=asc") == "/a?limit=1&order=asc"
     assert loggable_target("/a?tok%65n=x") == "/a"
     assert loggable_target("/a") == "/a" and loggable_target("/a?") == "/a"
+
+
+def test_the_oauth_callbacks_code_and_state_are_logged_without_their_values() -> None:
+    target = "/v1/oauth/callback?code=c0de-secret&state=eyJhIn0.n0nce&iss=x"
+
+    assert credential_parameters(target) == []  # the route takes them: not refused
+    assert loggable_target(target) == "/v1/oauth/callback?code=…&state=…&iss=x"
+    assert loggable_target("/v1/oauth/callback?STATE=s") == "/v1/oauth/callback?STATE=…"

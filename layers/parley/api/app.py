@@ -35,6 +35,7 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     # The registry brings the domain (pydantic bodies, the services' modules) with it: loaded when the
     # first event is handled, so the module's cold import stays close to powertools' own.
     from parley.api.description import register_description_routes
+    from parley.api.oauth import register_oauth_routes
     from parley.api.registry import register_routes
     from parley.inbox.routes import register_inbox_routes
 
@@ -42,6 +43,7 @@ def build_resolver(runtime: Runtime) -> APIGatewayRestResolver:
     routes = Routes(app)
     register_routes(routes, runtime)
     register_description_routes(routes)
+    register_oauth_routes(routes, runtime)
     register_inbox_routes(routes, runtime)
     register_problem_handlers(app, routes.allowed_methods)
     return app

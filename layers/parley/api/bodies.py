@@ -12,6 +12,12 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from parley.connections.model import (
+    CONNECTION_NAME,
+    MAX_CONNECTION_HEADERS,
+    MAX_CONNECTION_PLAYBOOKS,
+    URL_MAX_LENGTH,
+)
 from parley.definitions.service import MAX_SOURCE_BYTES, NAME_PATTERN
 from parley.runs.answering import CLAIMED_FOR_MAX_BYTES
 from parley.runs.endings import CANCEL_REASON_MAX_CHARS
@@ -198,4 +204,59 @@ class SendRunEventBody(BaseModel):
     data: Annotated[
         Any,
         Field(description="The event's data, any JSON value (the listen's output when it reads data)."),
+    ] = None
+
+
+# --- connections ---------------------------------------------------------------------------------
+
+
+class AddConnectionBody(BaseModel):
+    """``{name, url, headers?, playbooks?}``: an MCP server to add to the org (``http-api.md``,
+    "Connections"); ``parley.api.connections`` checks each field's rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[
+        str,
+        Field(
+            description=(
+                "The connection's name, as functions name it in tools (notes/search): 1 to 32 of a-z, "
+                "0-9 and '-', starting with a letter; not the name of one of the org's tool servers."
+            ),
+            json_schema_extra={
+                "minLength": 1,
+                "maxLength": 32,
+                "pattern": f"^{CONNECTION_NAME.pattern[1:-1]}$",
+            },
+        ),
+    ]
+    url: Annotated[
+        str,
+        Field(
+            description=(
+                "The MCP server's streamable-HTTP URL: https (http only to 127.0.0.1 on the local server), "
+                "allowed by the operator's connections.allowed_urls."
+            ),
+            json_schema_extra={"minLength": 1, "maxLength": URL_MAX_LENGTH, "format": "uri"},
+        ),
+    ]
+    headers: Annotated[
+        dict[str, str] | None,
+        Field(
+            description=(
+                f"Headers sent with every request to the server, such as Authorization (at most "
+                f"{MAX_CONNECTION_HEADERS}): kept as a secret, never shown, logged or recorded."
+            ),
+            json_schema_extra={"maxProperties": MAX_CONNECTION_HEADERS},
+        ),
+    ] = None
+    playbooks: Annotated[
+        list[str] | None,
+        Field(
+            description=(
+                f"Only these playbooks of the org see the connection (at most {MAX_CONNECTION_PLAYBOOKS}); "
+                "every playbook when left out."
+            ),
+            json_schema_extra={"maxItems": MAX_CONNECTION_PLAYBOOKS},
+        ),
     ] = None

@@ -78,7 +78,7 @@ function operation(doc, path, method, op) {
   }
   box.append(table);
   const success = Object.entries(op.responses).find(([status]) => status.startsWith("2"));
-  if (success) {
+  if (success && success[1].content) {  // a 204 (remove_connection) has no body
     box.append(el("h4", {}, "Success body"));
     box.append(json(resolve(doc, success[1].content["application/json"].schema)));
   }

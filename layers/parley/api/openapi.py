@@ -34,6 +34,7 @@ _TAGS: Final = (
     ("Events", "What happened in a playbook."),
     ("Tool servers", "The MCP tool servers a playbook may call."),
     ("Models", "The models a reasoning function may name."),
+    ("Connections", "MCP servers people add to their org, and the operator's rules for them."),
 )
 
 
@@ -84,9 +85,11 @@ def operation_object(operation: Operation) -> dict[str, Any]:
         "headers": {"Cache-Control": {"schema": {"const": "no-store"}}},
         "content": {"application/json": {"schema": dict(operation.output)}},
     }
+    if operation.status == 204:
+        del success["content"]
     if operation.status == 201:
         success["headers"]["Location"] = {
-            "description": "Where the new definition is read.",
+            "description": "Where the new definition or connection is read.",
             "schema": {"type": "string"},
         }
     responses: dict[str, Any] = {str(operation.status): success}

@@ -199,6 +199,9 @@ class Call:
     playbook: str | None
     values: Mapping[str, Any]
     body: Any = None
+    #: The API's base URL as the caller reached it (``parley.api.origin``): what a redirect back to the
+    #: API is made of (``authorize_connection``); ``None`` when the request named no host.
+    base_url: str | None = None
 
     @property
     def ref(self) -> PlaybookRef:
@@ -248,7 +251,7 @@ class Operation:
 
     name: str
     title: str
-    method: Literal["GET", "POST", "PUT"]
+    method: Literal["GET", "POST", "PUT", "DELETE"]
     #: The route below the scope's base, as the page writes it (``/definitions/{type}``).
     route: str
     scope: Scope
@@ -271,6 +274,12 @@ class Operation:
     output: Mapping[str, Any] = field(default_factory=dict)
     #: Reasons of the problems it may answer besides those every operation may (``COMMON_PROBLEMS``).
     problems: tuple[str, ...] = ()
+    #: For an org operation whose grants are finer than "any grant in the org" (the connections: a
+    #: playbook writer adds, the org's admin approves): whether the principal may call it in the org (what
+    #: decides the tools an MCP connection lists; ``invoke`` still decides each call).
+    permits: Callable[[Principal, str], bool] | None = None
+    #: Who may call it, in words (the MCP tool's description ends with them); by the role when left out.
+    who: str | None = None
 
     @property
     def has_body(self) -> bool:
@@ -413,11 +422,14 @@ def may_call(operation: Operation, principal: Principal, org: str | None, playbo
     """Whether ``principal`` may call ``operation`` at all: on that playbook (or org) when one is given,
     else on some playbook of its grants (what decides the tools an MCP connection lists)."""
     if operation.scope == "org":
+        if operation.permits is not None:
+            orgs = {org} if org is not None else {grant.org for grant in principal.grants}
+            return any(operation.permits(principal, one) for one in orgs)
         return any(org is None or grant.org == org for grant in principal.grants)
     if org is not None and playbook is not None:
         role = principal.role_on(org, playbook)
         return role is not None and (role == "write" or not operation.writes)
-    return any(grant.role == "write" or not operation.writes for grant in principal.grants)
+    return any(grant.role == "write" or not operation.writes for grant in principal.playbook_grants())
 
 
 def page_words(count: int, noun: str, body: dict[str, Any]) -> str:

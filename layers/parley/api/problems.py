@@ -44,6 +44,11 @@ def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | Non
     )
 
 
+def empty_response(headers: Mapping[str, str] | None = None) -> Response[str]:
+    """A ``204 No Content`` success: no body, never cached."""
+    return Response(status_code=204, content_type=None, body="", headers={**NO_STORE, **(headers or {})})
+
+
 def problem_response(problem: Problem) -> Response[str]:
     return Response(
         status_code=problem.status,

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
-from parley.api import definitions, events, models, runs, tools
+from parley.api import connections, definitions, events, models, oauth, runs, tools
 from parley.api.operation import Call, Operation, Services, authorize_call
 
 if TYPE_CHECKING:
@@ -27,6 +27,10 @@ OPERATIONS: Final[tuple[Operation, ...]] = (
     *events.OPERATIONS,
     *tools.OPERATIONS,
     *models.OPERATIONS,
+    # authorize_connection (parley.api.oauth) comes after approve_connection, as on the page.
+    *connections.OPERATIONS[:4],
+    *oauth.OPERATIONS,
+    *connections.OPERATIONS[4:],
 )
 
 BY_NAME: Final[Mapping[str, Operation]] = MappingProxyType({op.name: op for op in OPERATIONS})
@@ -41,7 +45,8 @@ def register_routes(routes: Routes, runtime: Runtime, services: Services | None 
 
 
 def _route(routes: Routes, runtime: Runtime, services: Services, operation: Operation) -> Callable[..., Any]:
-    from parley.api.problems import json_response
+    from parley.api.origin import api_base_url
+    from parley.api.problems import empty_response, json_response
     from parley.api.requests import calling_principal, parse_body
 
     app = routes.app
@@ -55,7 +60,10 @@ def _route(routes: Routes, runtime: Runtime, services: Services, operation: Oper
         values = operation.values_from_http(path, event.query_string_parameters or {})
         model = operation.body
         body = parse_body(model, event) if model is not None else None
-        answer = operation.invoke(services, Call(principal, org, playbook, values, body))
+        call = Call(principal, org, playbook, values, body, base_url=api_base_url(event.raw_event))
+        answer = operation.invoke(services, call)
+        if answer.status == 204:
+            return empty_response(answer.headers)
         return json_response(answer.body, answer.status, answer.headers)
 
     handle.__name__ = operation.name

@@ -290,6 +290,36 @@ MODELS: Final = obj(
 )
 
 
+#: A connection (``http-api.md``, "Connections"): never a secret.
+CONNECTION: Final = obj(
+    ["name", "url", "status", "playbooks", "added_by", "added_at", "approved_by", "approved_at", "auth"],
+    {
+        "name": TEXT,
+        "url": TEXT,
+        "status": {
+            "enum": ["pending", "active", "broken", "not_allowed"],
+            "description": (
+                "pending: no admin of the org approved it yet; broken: its credential cannot be read or "
+                "refreshed (remove it and add it again); not_allowed: a rule of the operator no longer "
+                "allows its URL."
+            ),
+        },
+        "playbooks": {
+            "anyOf": [{"type": "array", "items": TEXT}, {"type": "null"}],
+            "description": "The playbooks of the org that see it; null: every one.",
+        },
+        "added_by": TEXT,
+        "added_at": TIME,
+        "approved_by": OPTIONAL_TEXT,
+        "approved_at": nullable("string", TIME["description"]),
+        "auth": {"enum": ["none", "headers", "oauth"]},
+    },
+)
+CONNECTIONS: Final = obj(["connections"], {"connections": {"type": "array", "items": CONNECTION}})
+#: A ``204 No Content`` success: no body over HTTP, ``{}`` as an MCP tool's output.
+NO_CONTENT: Final = obj([], {})
+
+
 def problem_schema(reasons: tuple[str, ...] = tuple(REASONS)) -> dict[str, Any]:
     """The RFC 9457 problem document (``http-api.md``, "Problems"), its ``reason`` one of ``reasons``."""
     return obj(

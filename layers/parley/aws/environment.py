@@ -13,6 +13,7 @@ from parley.ports.runtime import LazyClient, Runtime
 
 if TYPE_CHECKING:
     from parley.config import OperatorConfig
+    from parley.connections.secrets import ConnectionSecrets
     from parley.ports.content import ContentStore
     from parley.ports.reasoner import Reasoner
     from parley.ports.waiting import Scheduler, Waits
@@ -42,7 +43,17 @@ def runtime_from_environment(environ: Mapping[str, str] | None = None) -> Runtim
         content=content_from_environment(env),
         reasoner=reasoner_from_environment(env),
         run_wait_seconds=run_wait_from_environment(env),
+        connection_secrets=connection_secrets_from_environment(env),
     )
+
+
+def connection_secrets_from_environment(environ: Mapping[str, str]) -> ConnectionSecrets:
+    """Secrets Manager under ``PARLEY_CONNECTION_SECRETS_PREFIX`` (``parley/<stage>/connections/``); a
+    function without it keeps and reads no connection secret (``parley.connections.secrets``)."""
+    from parley.connections.secrets import NoConnectionSecrets, secrets_from_environment
+
+    found = secrets_from_environment(environ, lazy_client("secretsmanager"))
+    return found if found is not None else NoConnectionSecrets()
 
 
 def reasoner_from_environment(environ: Mapping[str, str]) -> Reasoner | None:

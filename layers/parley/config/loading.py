@@ -36,7 +36,8 @@ def parse_operator_config(
         data = {}
     if not isinstance(data, dict):
         raise OperatorConfigError(
-            f"{source}: the configuration is a mapping of principals, tool_servers, limits, models"
+            f"{source}: the configuration is a mapping of principals, tool_servers, limits, models, "
+            "connections"
         )
     data = apply_environment(data, source, os.environ if environ is None else environ)
     reading = Reading(aws=aws)

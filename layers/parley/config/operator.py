@@ -14,6 +14,7 @@ from parley.config.limits import Limits
 from parley.config.models import ModelsConfig
 from parley.config.principals import Principal, distinct_principals
 from parley.config.tool_servers import ToolServer, distinct_servers
+from parley.connections.rules import ConnectionRules
 from parley.reading import items, reads, record, then
 
 
@@ -29,6 +30,9 @@ class OperatorConfig:
     )
     limits: Limits = field(default_factory=Limits, metadata=reads(record(Limits)))
     models: ModelsConfig = field(default_factory=ModelsConfig, metadata=reads(record(ModelsConfig)))
+    connections: ConnectionRules = field(
+        default_factory=ConnectionRules, metadata=reads(record(ConnectionRules))
+    )
 
     def principal_named(self, principal_id: str) -> Principal:
         """The principal ``principal_id`` with its grants; one with none when the configuration does not

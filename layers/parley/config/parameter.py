@@ -114,7 +114,7 @@ class LiveOperatorConfig(OperatorConfig):
         return super().__getattribute__(name)
 
 
-_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits", "models"})
+_LIVE_FIELDS: Final = frozenset({"principals", "tool_servers", "limits", "models", "connections"})
 
 
 def _log() -> logging.Logger:

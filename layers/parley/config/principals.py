@@ -29,15 +29,26 @@ def _identifier(value: str) -> str:
 
 identifier = then(text, _identifier)
 Role = Literal["read", "write"]
+#: A grant's role: per playbook ``read`` or ``write``; per org (no playbook) ``admin``, which approves and
+#: removes the org's connections (``http-api.md``, "Connections") and gives no role on any playbook.
+GrantRole = Literal["read", "write", "admin"]
 
 
 @dataclass(frozen=True)
 class Grant:
-    """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything)."""
+    """A principal's role on one playbook: ``read`` (every GET) or ``write`` (everything); or, with no
+    playbook, ``admin`` of the org (its connections: approve and remove them)."""
 
     org: str = field(metadata=reads(identifier))
-    playbook: str = field(metadata=reads(identifier))
-    role: Role = field(metadata=reads(choice("read", "write")))
+    role: GrantRole = field(metadata=reads(choice("read", "write", "admin")))
+    playbook: str | None = field(default=None, metadata=reads(optional(identifier)))
+
+    def checked(self) -> None:
+        """``read`` and ``write`` name a playbook; ``admin`` is the org's and names none."""
+        if self.role == "admin" and self.playbook is not None:
+            raise ValueError("the admin role is the org's: leave playbook out of an admin grant")
+        if self.role != "admin" and self.playbook is None:
+            raise ValueError(f"a {self.role} grant names its playbook (only the org's admin grant has none)")
 
 
 def _token_where_tokens_are_used(token: Secret | None, reading: Reading) -> Secret | None:
@@ -54,7 +65,7 @@ def _token_where_tokens_are_used(token: Secret | None, reading: Reading) -> Secr
 
 
 def _one_grant_per_playbook(grants: tuple[Grant, ...]) -> tuple[Grant, ...]:
-    refuse_duplicates(((g.org, g.playbook) for g in grants), "grant for org/playbook")
+    refuse_duplicates(((g.org, g.playbook or "(admin)") for g in grants), "grant for org/playbook")
     return grants
 
 
@@ -78,9 +89,17 @@ class Principal:
     def role_on(self, org: str, playbook: str) -> Role | None:
         """The role this principal holds on the playbook, or ``None``."""
         for grant in self.grants:
-            if grant.org == org and grant.playbook == playbook:
+            if grant.org == org and grant.playbook == playbook and grant.role != "admin":
                 return grant.role
         return None
+
+    def playbook_grants(self) -> tuple[Grant, ...]:
+        """The grants on playbooks (``read``/``write``), without the orgs' ``admin`` grants."""
+        return tuple(grant for grant in self.grants if grant.playbook is not None)
+
+    def is_admin_of(self, org: str) -> bool:
+        """Whether this principal holds the org's ``admin`` grant (``http-api.md``, "Connections")."""
+        return any(grant.org == org and grant.role == "admin" for grant in self.grants)
 
 
 def distinct_principals(principals: tuple[Principal, ...]) -> tuple[Principal, ...]:
@@ -91,4 +110,4 @@ def distinct_principals(principals: tuple[Principal, ...]) -> tuple[Principal, .
     return principals
 
 
-__all__ = ["Grant", "Principal", "Role", "distinct_principals", "identifier"]
+__all__ = ["Grant", "GrantRole", "Principal", "Role", "distinct_principals", "identifier"]

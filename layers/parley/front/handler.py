@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from parley.front.guides import GuideReader, packaged_guide
@@ -80,6 +81,9 @@ def _answer(
     target = mcp_target(path)
     if target is None:
         raise Problem("not_found", f"There is nothing at {path}.")
+    from parley.api.origin import api_base_url
+
+    target = replace(target, base_url=api_base_url(event))
     principal = calling_principal(APIGatewayProxyEvent(dict(event)), runtime.operator)
     if target.org is not None and target.playbook is not None:
         authorize(principal, target.org, target.playbook, "read")

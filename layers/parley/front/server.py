@@ -58,7 +58,7 @@ def instructions(principal: Principal, target: Target) -> str:
         where = "Every playbook tool takes its org and playbook; list_models takes the org."
     grants = [
         f"{grant.org}/{grant.playbook} ({grant.role})"
-        for grant in principal.grants
+        for grant in principal.playbook_grants()
         if not target.scoped or (grant.org == target.org and grant.playbook == target.playbook)
     ]
     shown = (

@@ -17,6 +17,9 @@ class Target:
 
     org: str | None = None
     playbook: str | None = None
+    #: The API's base URL as the caller reached it (``parley.api.origin``), for the operations that
+    #: send a browser back to the API (``authorize_connection``).
+    base_url: str | None = None
 
     @property
     def scoped(self) -> bool:

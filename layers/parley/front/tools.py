@@ -87,6 +87,8 @@ def tool_json(name: str, scoped: bool) -> Mapping[str, Any]:
 
 
 def _role_words(operation: Operation) -> str:
+    if operation.who is not None:
+        return " " + operation.who
     if operation.scope == "org":
         return " Any grant in the org may call it."
     return " It needs the write role on the playbook." if operation.writes else ""
@@ -129,7 +131,9 @@ def _call(operation: Operation, principal: Principal, target: Target, arguments:
     assert org is not None
     authorize_call(operation, principal, org, playbook)
     values, fields = operation.values_from_arguments(arguments)
-    return Call(principal, org, playbook, values, operation.body_from_fields(fields))
+    return Call(
+        principal, org, playbook, values, operation.body_from_fields(fields), base_url=target.base_url
+    )
 
 
 def success(summary: str, body: dict[str, Any]) -> CallToolResult:

@@ -1,4 +1,5 @@
-"""The web inbox (``http-api.md``, "The web inbox"): one static page where people answer what waits for them.
+"""The web inbox (``http-api.md``, "The web inbox"): one static page where people answer what waits for them,
+and, in its Connections view (``#connections``; issue 32), see and manage the MCP servers added to their orgs.
 
 The page (``index.html``), its script (``inbox.js``) and style (``inbox.css``) are plain files of this
 package, served as they are by :mod:`parley.inbox.routes` — no build step, no third-party origin. The

@@ -13,7 +13,10 @@
  * left); it sends answer_interaction. A request that arrives after the first listing is marked New and
  * counted in the tab's title until the person moves into it; an answer is checked before it is sent
  * (see "forms"), and the answered card says the decision in words (see "the decision, in words"), then
- * leaves. */
+ * leaves.
+ *
+ * A second view, #connections (issue 32; see "connections"), shows the MCP servers people added to the
+ * orgs of the person's grants, and adds, approves, authorizes and removes them. */
 "use strict";
 
 (() => {
@@ -49,6 +52,8 @@
     timer: null,
     refreshing: false,
     listed: false,
+    // Which view shows: "requests" or "connections" (the address's #requests, #connections).
+    view: "requests",
   };
 
   // --- small helpers ---------------------------------------------------------------------------------
@@ -192,7 +197,8 @@
     const cognito = state.config.cognito;
     const verifier = randomString(48);
     const nonce = randomString(24);
-    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state: nonce }));
+    // The view (#connections) is kept across the sign-in, whose redirect URI is the page without it.
+    sessionStorage.setItem(PKCE_KEY, JSON.stringify({ verifier, state: nonce, view: location.hash }));
     const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
     const url = new URL("/oauth2/authorize", cognito.domain);
     url.search = new URLSearchParams({
@@ -210,8 +216,9 @@
   /* Back from the hosted sign-in with ?code=…&state=… (or ?error=…): exchange the code for tokens at the
    * domain's /oauth2/token with the PKCE verifier, and keep the ID token for this tab. */
   async function finishHostedSignIn(params) {
-    history.replaceState(null, "", pageUrl);
     const saved = JSON.parse(sessionStorage.getItem(PKCE_KEY) || "null");
+    const view = saved && typeof saved.view === "string" && viewOf(saved.view) ? saved.view : "";
+    history.replaceState(null, "", pageUrl + view);
     sessionStorage.removeItem(PKCE_KEY);
     if (params.has("error")) {
       return `The sign-in did not complete: ${params.get("error_description") || params.get("error")}.`;
@@ -263,6 +270,7 @@
   function showSignIn(message) {
     stopRefreshing();
     $("inbox").hidden = true;
+    $("connections-view").hidden = true;
     $("account").hidden = true;
     $("sign-in").hidden = false;
     const hosted = Boolean(state.config.cognito);
@@ -288,6 +296,7 @@
     state.me = null;
     state.listed = false;
     clearCards();
+    clearConnections();
     showSignIn(message);
   }
 
@@ -302,16 +311,19 @@
     }
     state.me = reply.body;
     $("sign-in").hidden = true;
-    $("inbox").hidden = false;
     $("account").hidden = false;
+    state.view = viewOf(location.hash) || "requests";
+    showView(state.view, false);
     const claims = tokenClaims(state.token);
     const shown = claims && (claims.email || claims["cognito:username"]);
     $("who").textContent = `Signed in as ${shown || state.me.id}`;
     $("who").title = `Principal ${state.me.id}`;
     await refresh();
     startRefreshing();
-    // From the sign-in, the next Tab goes to the first request.
-    if (!document.activeElement || document.activeElement === document.body) $("requests").focus();
+    // From the sign-in, the next Tab goes to the first request (or, in the connections' view, its title).
+    if (!document.activeElement || document.activeElement === document.body) {
+      (state.view === "connections" ? $("connections-title") : $("requests")).focus();
+    }
   }
 
   function signOut() {
@@ -330,6 +342,7 @@
   function playbooks() {
     const seen = new Map();
     for (const grant of (state.me && state.me.grants) || []) {
+      if (!grant.playbook) continue; // an org's admin grant (connections) names no playbook
       const key = `${grant.org}/${grant.playbook}`;
       if (!seen.has(key) || grant.role === "write") seen.set(key, grant);
     }
@@ -432,6 +445,8 @@
     state.timer = setInterval(() => {
       ticks += 1;
       if (!document.hidden || ticks % 3 === 0) refresh();
+      // The connections' view lists again every third time, while it shows (an approval made elsewhere).
+      if (!document.hidden && state.view === "connections" && ticks % 3 === 0) refreshConnections();
     }, seconds * 1000);
   }
 
@@ -755,6 +770,13 @@
       container.addEventListener("click", (event) => {
         if (event.target.closest && event.target.closest("button")) forget();
       });
+      return slot;
+    }
+
+    /* A field that left the form (a header's row removed). */
+    drop(slot) {
+      this.clearSlot(slot);
+      this.slots = this.slots.filter((each) => each !== slot);
     }
 
     find(pointer, detail) {
@@ -1535,6 +1557,687 @@
     if (focused) focusCard(next);
   }
 
+  // --- views -----------------------------------------------------------------------------------------
+  //
+  // Two views, named by the address's fragment so that a link (or the OAuth callback, which sends the
+  // person back to …/inbox#connections) opens the right one: #requests (the default) and #connections.
+  // Any other fragment (the skip link's #main) leaves the view as it is.
+
+  function viewOf(hash) {
+    if (hash === "#connections" || hash.startsWith("#connections?") || hash.startsWith("#connections/")) {
+      return "connections";
+    }
+    if (hash === "#requests") return "requests";
+    return null;
+  }
+
+  function showView(view, focus) {
+    state.view = view;
+    $("inbox").hidden = view !== "requests";
+    $("connections-view").hidden = view !== "connections";
+    for (const [name, link] of [["requests", $("view-requests")], ["connections", $("view-connections")]]) {
+      if (name === view) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    if (view === "connections") refreshConnections();
+    if (focus) (view === "connections" ? $("connections-title") : $("requests")).focus();
+  }
+
+  // --- connections -----------------------------------------------------------------------------------
+  //
+  // http-api.md, "Connections": the MCP servers people add to an org, one section per org the person's
+  // grants name (the orgs of the playbooks they read or write, and those they are admin of). Each section
+  // lists the org's connections (list_connections), each with its status in words and what to do about
+  // it, how it signs in, the playbooks it serves, and, for an active one, its tools (search on a playbook
+  // of the person's that it serves, without terms: every tool of every server, of which the page keeps
+  // this connection's). Its buttons: Approve (a pending one; a person without the org's admin grant is
+  // told in words when the API answers 403), Authorize (an OAuth one: authorize_connection, then the
+  // browser goes to its authorization_url and comes back to #connections), Remove (after a confirmation).
+  // Below the list, the form that adds one (add_connection) for a writer of one of the org's playbooks;
+  // a 422 shows each problem beside the field its pointer names, keeping what was typed.
+  //
+  // The view lists again when it is opened, after each change the person makes, on Refresh, when the tab
+  // comes back into view and every third time the requests are listed; only a connection whose record
+  // changed is drawn again (the focus kept on the same button), so nothing else moves under the hand.
+
+  const SERVER_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+  const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+  const DESCRIPTION_CHARS = 300;
+
+  const STATUS_LABELS = { pending: "Pending", active: "Active", broken: "Broken", not_allowed: "Not allowed" };
+  const AUTH_WORDS = {
+    none: "no credential",
+    headers: "sends headers (kept secret)",
+    oauth: "signs in with OAuth",
+  };
+
+  const conn = {
+    // By org: {org, playbooks: [{playbook, role}], writes, admin, section, list, empty, problem, cards}.
+    orgs: new Map(),
+    listing: false,
+  };
+
+  const connectionsPath = (org) => `v1/orgs/${enc(org)}/connections`;
+  const connectionPath = (org, name) => `${connectionsPath(org)}/${enc(name)}`;
+
+  /* The orgs of the person's grants, in their order, each with the playbooks the person reads there. */
+  function grantedOrgs() {
+    const orgs = new Map();
+    for (const grant of (state.me && state.me.grants) || []) {
+      if (!orgs.has(grant.org)) orgs.set(grant.org, { org: grant.org, playbooks: [], writes: false, admin: false });
+      const info = orgs.get(grant.org);
+      if (grant.role === "admin") {
+        info.admin = true;
+      } else if (grant.playbook) {
+        const known = info.playbooks.find((each) => each.playbook === grant.playbook);
+        if (!known) info.playbooks.push({ playbook: grant.playbook, role: grant.role });
+        else if (grant.role === "write") known.role = "write";
+        if (grant.role === "write") info.writes = true;
+      }
+    }
+    return [...orgs.values()];
+  }
+
+  function clearConnections() {
+    conn.orgs.clear();
+    $("orgs").replaceChildren();
+  }
+
+  async function refreshConnections() {
+    if (!state.me || conn.listing) return;
+    conn.listing = true;
+    try {
+      const orgs = grantedOrgs();
+      $("no-orgs").hidden = orgs.length > 0;
+      for (const info of orgs) {
+        if (conn.orgs.has(info.org)) continue;
+        const block = buildOrg(info);
+        conn.orgs.set(info.org, block);
+        $("orgs").append(block.section);
+      }
+      await Promise.all(orgs.map((info) => listConnections(conn.orgs.get(info.org))));
+    } finally {
+      conn.listing = false;
+    }
+  }
+
+  async function listConnections(block) {
+    const reply = await call("GET", connectionsPath(block.org));
+    if (!state.me || conn.orgs.get(block.org) !== block) return; // signed out meanwhile
+    if (!reply.ok) {
+      if (reply.status === 401) return;
+      block.problem.hidden = false;
+      block.problem.textContent = `The connections of ${block.org} could not be listed: ${
+        reply.body.detail || `the server answered ${reply.status}`
+      }`;
+      return;
+    }
+    block.problem.hidden = true;
+    const connections = [...(reply.body.connections || [])].sort((a, b) => String(a.name).localeCompare(String(b.name)));
+    reconcileConnections(block, connections);
+  }
+
+  /* The org's list as the API gave it: a connection whose record changed is drawn again (the focus, when it
+   * was on one of its buttons, goes to the same button of the new card), one that left is taken away. */
+  function reconcileConnections(block, connections) {
+    const seen = new Set();
+    let previous = null;
+    for (const connection of connections) {
+      seen.add(connection.name);
+      let card = block.cards.get(connection.name);
+      const signature = JSON.stringify(connection);
+      if (!card || card.signature !== signature) {
+        const fresh = buildConnection(block, connection);
+        if (card) replaceConnection(card, fresh);
+        block.cards.set(connection.name, fresh);
+        card = fresh;
+      }
+      const after = previous ? previous.li : null;
+      if (!card.li.isConnected || card.li.previousElementSibling !== after) {
+        if (after) after.after(card.li);
+        else block.list.prepend(card.li);
+      }
+      previous = card;
+    }
+    for (const [name, card] of [...block.cards]) {
+      if (seen.has(name)) continue;
+      card.li.remove();
+      block.cards.delete(name);
+    }
+    showEmpty(block);
+  }
+
+  function showEmpty(block) {
+    block.empty.hidden = block.cards.size > 0;
+    block.list.hidden = block.cards.size === 0;
+  }
+
+  function replaceConnection(old, fresh) {
+    const focused = old.li.contains(document.activeElement) ? document.activeElement : null;
+    const action = focused && focused.dataset ? focused.dataset.action : null;
+    old.li.replaceWith(fresh.li);
+    if (focused) {
+      const same = action && fresh.li.querySelector(`[data-action="${action}"]`);
+      (same || fresh.explain).focus();
+    }
+  }
+
+  function buildOrg(info) {
+    const titleId = uid("org");
+    const heading = el("h3", { id: titleId, tabindex: "-1" }, info.org);
+    const problem = el("p", { class: "form-error", role: "status" , hidden: true });
+    const empty = el("p", { class: "empty" }, `${info.org} has no connection yet.`);
+    const list = el("ul", { class: "connections", "aria-label": `Connections of ${info.org}`, hidden: true });
+    const section = el("section", { class: "org", "aria-labelledby": titleId, "data-org": info.org }, heading, problem, list, empty);
+    const block = { ...info, section, heading, list, empty, problem, cards: new Map() };
+    if (info.writes) {
+      section.append(buildAddForm(block));
+    } else {
+      section.append(
+        el(
+          "p",
+          { class: "readonly" },
+          info.admin
+            ? `You approve and remove the connections of ${info.org}; a writer of one of its playbooks adds them.`
+            : `You may see the connections of ${info.org}; a writer of one of its playbooks adds them.`
+        )
+      );
+    }
+    return block;
+  }
+
+  function playbookWords(block, connection) {
+    if (!Array.isArray(connection.playbooks)) return `for every playbook of ${block.org}`;
+    return `only for ${connection.playbooks.join(", ")}`;
+  }
+
+  /* The status, in words, with what to do about it. */
+  function statusWords(block, connection) {
+    const oauth = connection.auth === "oauth";
+    switch (connection.status) {
+      case "pending":
+        return (
+          `Waiting for approval: its tools cannot be used until an admin of ${block.org} approves it. ` +
+          (block.admin ? "You are one: approve it if you trust this server." : "Ask one to approve it.")
+        );
+      case "active":
+        return (
+          `Active: the functions of ${Array.isArray(connection.playbooks) ? connection.playbooks.join(", ") : block.org} can use its tools.`
+        );
+      case "broken":
+        return `Broken: the credential kept for it can no longer be read${oauth ? " or refreshed" : ""}, so its tools cannot be used. Remove it and add it again${
+          oauth ? ", then authorize it" : connection.auth === "headers" ? " with its headers" : ""
+        }.`;
+      case "not_allowed":
+        return "Not allowed: a rule of the operator no longer allows its URL, so its tools cannot be used. Ask the operator to allow it again, or remove it.";
+      default:
+        return `Its status is ${connection.status}.`;
+    }
+  }
+
+  function buildConnection(block, connection) {
+    const { name } = connection;
+    const titleId = uid("connection");
+    const li = el("li", { "data-name": name, "data-status": connection.status });
+    const article = el("article", { class: `card connection status-${connection.status}`, "aria-labelledby": titleId });
+    const heading = el(
+      "h4",
+      { id: titleId },
+      el("span", { class: `kind state state-${connection.status}` }, STATUS_LABELS[connection.status] || connection.status),
+      el("span", { class: "title" }, name)
+    );
+    const where = el(
+      "p",
+      { class: "meta" },
+      el("code", { class: "name" }, connection.url),
+      el("span", {}, AUTH_WORDS[connection.auth] || `signs in with ${connection.auth}`),
+      el("span", {}, playbookWords(block, connection))
+    );
+    const who = el(
+      "p",
+      { class: "meta" },
+      el("span", {}, `added by ${connection.added_by} `, timeElement(connection.added_at, true)),
+      connection.approved_by ? el("span", {}, `approved by ${connection.approved_by} `, timeElement(connection.approved_at, true)) : null
+    );
+    const explain = el("p", { class: "explain", tabindex: "-1" }, statusWords(block, connection));
+    const tools = el("section", { class: "tools", "aria-label": `Tools of ${name}`, hidden: true });
+    const problem = el("p", { class: "form-error", role: "alert", tabindex: "-1", hidden: true });
+    const actions = el("div", { class: "actions" });
+    const card = { block, connection, name, li, article, explain, tools, problem, actions, busy: false, signature: JSON.stringify(connection) };
+    const button = (action, words, className, handler) => {
+      // The visible word, then the connection's name for a screen reader ("Approve notes").
+      const node = el("button", { type: "button", class: className, "data-action": action }, words, el("span", { class: "visually-hidden" }, ` ${name}`));
+      node.addEventListener("click", () => handler(card, node));
+      return node;
+    };
+    // A reader of the org's playbooks (no write role, not its admin) may do nothing to a connection: no
+    // buttons. Anyone else sees them all, and a 403 (only an admin approves; only the one who added it or an
+    // admin authorizes or removes it) is said in words.
+    const acts = block.writes || block.admin;
+    if (acts && connection.status === "pending") actions.append(button("approve", "Approve", "primary", approveConnection));
+    // OAuth: a connection becomes "oauth" once authorized; before that, one without headers may need it,
+    // which only its server knows (it answers 401), so the button is offered with a word of why.
+    let signInHint = null;
+    if (acts && connection.auth !== "headers" && connection.status !== "not_allowed" && connection.status !== "broken") {
+      const authorize = button("authorize", "Authorize", null, authorizeConnection);
+      signInHint = el(
+        "p",
+        { class: "hint", id: uid("hint") },
+        connection.auth === "oauth"
+          ? "Authorize it again if its server asks for a new sign-in: you sign in there, then come back here."
+          : "If its server asks people to sign in (OAuth), authorize it: you sign in there, then come back here."
+      );
+      describe(authorize, signInHint.id);
+      actions.append(authorize);
+    }
+    if (acts) actions.append(button("remove", "Remove", "danger", confirmRemoval));
+    article.append(...[el("header", {}, heading, where, who), explain, tools, signInHint, problem, acts ? actions : null].filter(Boolean));
+    li.append(article);
+    if (connection.status === "active") listTools(card);
+    return card;
+  }
+
+  function cardProblem(card, words) {
+    card.problem.hidden = !words;
+    card.problem.textContent = words || "";
+    if (words) card.problem.focus();
+  }
+
+  function setCardBusy(card, busy) {
+    card.busy = busy;
+    card.article.setAttribute("aria-busy", busy ? "true" : "false");
+    for (const node of card.article.querySelectorAll("button")) {
+      if (busy) node.setAttribute("aria-disabled", "true");
+      else node.removeAttribute("aria-disabled");
+    }
+  }
+
+  /* A connection's tools, through search on the first playbook of the person's that it serves. */
+  async function listTools(card) {
+    const { block, connection } = card;
+    const shown = (...children) => {
+      card.tools.hidden = false;
+      card.tools.replaceChildren(el("h5", {}, "Tools"), ...children);
+    };
+    const readable = block.playbooks.filter(
+      (each) => !Array.isArray(connection.playbooks) || connection.playbooks.includes(each.playbook)
+    );
+    if (!readable.length) {
+      shown(el("p", { class: "hint" }, "None of the playbooks you read uses it, so its tools are not listed here."));
+      return;
+    }
+    shown(el("p", { class: "hint" }, "Listing its tools…"));
+    const playbook = readable[0].playbook;
+    const reply = await call("GET", `${playbookPath(block.org, playbook)}/tool-servers/search`);
+    if (block.cards.get(card.name) !== card) return; // drawn again meanwhile
+    if (!reply.ok) {
+      if (reply.status === 401) return;
+      shown(el("p", { class: "hint" }, `Its tools could not be listed: ${reply.body.detail || `the server answered ${reply.status}`}`));
+      return;
+    }
+    const entry = (reply.body.servers || []).find((each) => each.server === connection.name);
+    if (!entry) {
+      shown(el("p", { class: "hint" }, `Its tools are not offered to ${block.org}/${playbook} yet.`));
+      return;
+    }
+    if (entry.because) {
+      shown(el("p", { class: "hint" }, `Its tools could not be listed: ${entry.detail || String(entry.because).replace(/_/g, " ")}.`));
+      return;
+    }
+    const tools = entry.tools || [];
+    if (!tools.length) {
+      shown(el("p", { class: "hint" }, "It offers no tool."));
+      return;
+    }
+    shown(
+      el(
+        "ul",
+        { class: "tool-list" },
+        tools.map((tool) =>
+          el(
+            "li",
+            {},
+            el("code", {}, `${connection.name}/${tool.tool}`),
+            tool.read_only ? el("span", { class: "kind" }, "read only") : null,
+            tool.description ? el("span", { class: "hint tool-description" }, cut(tool.description, DESCRIPTION_CHARS)) : null
+          )
+        )
+      )
+    );
+  }
+
+  async function approveConnection(card) {
+    if (card.busy) return;
+    const { block, name } = card;
+    cardProblem(card, null);
+    setCardBusy(card, true);
+    const reply = await call("POST", `${connectionPath(block.org, name)}/approve`);
+    setCardBusy(card, false);
+    if (reply.ok) {
+      const fresh = buildConnection(block, reply.body);
+      replaceConnection(card, fresh);
+      block.cards.set(name, fresh);
+      fresh.explain.focus();
+      announce(`${name} is approved: ${statusWords(block, reply.body)}`);
+      return;
+    }
+    if (reply.status === 401) return;
+    if (reply.status === 403) {
+      cardProblem(card, `Only an admin of ${block.org} may approve a connection: ask one to approve ${name}.`);
+    } else if (reply.status === 404) {
+      cardProblem(card, `${name} is no longer there: someone removed it.`);
+      listConnections(block);
+    } else {
+      cardProblem(card, reply.body.detail || `The server answered ${reply.status}; try again.`);
+    }
+  }
+
+  /* authorize_connection gives the server's sign-in page; the browser goes there, and the callback sends it
+   * back to this view. */
+  async function authorizeConnection(card) {
+    if (card.busy) return;
+    const { block, name } = card;
+    cardProblem(card, null);
+    setCardBusy(card, true);
+    const reply = await call("POST", `${connectionPath(block.org, name)}/authorize`);
+    setCardBusy(card, false);
+    if (reply.ok) {
+      let target = null;
+      try {
+        target = new URL(String(reply.body.authorization_url || ""));
+      } catch (error) {
+        target = null;
+      }
+      if (target && (target.protocol === "https:" || target.protocol === "http:")) {
+        announce(`Going to the sign-in of ${name}.`);
+        location.assign(target.toString());
+        return;
+      }
+      cardProblem(card, "The server gave no address to sign in at; try again.");
+      return;
+    }
+    if (reply.status === 401) return;
+    if (reply.status === 403) {
+      cardProblem(card, `You may not authorize ${name}: ${reply.body.detail || "ask an admin of " + block.org + "."}`);
+    } else {
+      cardProblem(card, reply.body.detail || `The server answered ${reply.status}; try again.`);
+    }
+  }
+
+  /* Remove asks first, in the card: the question, "Remove <name>" and "Keep it" (focused, so that an Enter
+   * too many removes nothing). */
+  function confirmRemoval(card) {
+    if (card.busy || card.confirming) return;
+    const { block, name } = card;
+    cardProblem(card, null);
+    const questionId = uid("confirm");
+    const question = el(
+      "p",
+      { class: "confirm-question", id: questionId },
+      `Remove ${name}? The functions of ${block.org} lose its tools, and what is kept for it (its headers, its tokens) is deleted.`
+    );
+    const yes = el("button", { type: "button", class: "danger", "data-action": "confirm-remove", "aria-describedby": questionId }, `Remove ${name}`);
+    const no = el("button", { type: "button", "data-action": "keep" }, "Keep it");
+    const box = el("div", { class: "confirm", role: "group", "aria-labelledby": questionId }, question, el("div", { class: "actions" }, yes, no));
+    card.confirming = box;
+    card.actions.hidden = true;
+    card.actions.after(box);
+    const close = () => {
+      box.remove();
+      card.confirming = null;
+      card.actions.hidden = false;
+    };
+    no.addEventListener("click", () => {
+      close();
+      card.actions.querySelector('[data-action="remove"]').focus();
+    });
+    yes.addEventListener("click", async () => {
+      if (card.busy) return;
+      setCardBusy(card, true);
+      const reply = await call("DELETE", connectionPath(block.org, name));
+      setCardBusy(card, false);
+      if (reply.ok || reply.status === 404) {
+        const next = card.li.nextElementSibling || card.li.previousElementSibling;
+        card.li.remove();
+        if (block.cards.get(name) === card) block.cards.delete(name);
+        showEmpty(block);
+        const target = next && next.querySelector("button");
+        (target || block.heading).focus();
+        announce(reply.ok ? `${name} was removed.` : `${name} was already removed.`);
+        return;
+      }
+      if (reply.status === 401) return;
+      close();
+      cardProblem(
+        card,
+        reply.status === 403
+          ? `Only an admin of ${block.org} may remove a connection someone else added: ask one to remove ${name}.`
+          : reply.body.detail || `The server answered ${reply.status}; try again.`
+      );
+    });
+    no.focus();
+  }
+
+  // --- adding a connection ---------------------------------------------------------------------------
+
+  function buildAddForm(block) {
+    const { org } = block;
+    const titleId = uid("add");
+    const formError = el("p", { class: "form-error", role: "alert", tabindex: "-1", hidden: true });
+    const slots = new Slots(formError);
+    const form = el("form", { class: "card add", novalidate: true, "aria-labelledby": titleId });
+    const textField = (label, type, pointer, hint, attrs) => {
+      const id = uid("field");
+      const input = el("input", { id, name: pointer.slice(1), type, autocomplete: "off", spellcheck: "false", autocapitalize: "none", ...attrs });
+      const field = el("div", { class: "field" }, labelFor(id, label, true), input);
+      field.append(hintFor(input, hint));
+      slots.add(pointer, input, field);
+      return { field, input };
+    };
+    const name = textField(
+      "Name",
+      "text",
+      "/name",
+      "1 to 32 of a–z, 0–9 and -, starting with a letter. Functions name its tools as name/tool.",
+      { maxlength: "32" }
+    );
+    const url = textField(
+      "URL",
+      "url",
+      "/url",
+      "The full address of the MCP server (streamable HTTP), with its https: at the start.",
+      { inputmode: "url" }
+    );
+
+    // Headers: rows of a name and a value (a password field: the value is a secret, never shown again).
+    const rows = el("div", { class: "header-rows" });
+    const addRow = el("button", { type: "button", "data-action": "add-header" }, "Add a header");
+    const headersHint = el(
+      "p",
+      { class: "hint", id: uid("hint") },
+      "Sent with each call to the server, such as an API key. Kept secret: never shown again, not even to you."
+    );
+    const headers = el(
+      "fieldset",
+      { class: "headers", tabindex: "-1", "aria-describedby": headersHint.id },
+      el("legend", {}, "Headers ", el("span", { class: "required" }, "(optional)")),
+      headersHint,
+      rows,
+      el("div", { class: "actions" }, addRow)
+    );
+    slots.add("/headers", headers, headers);
+    const headerRows = [];
+    const relabel = () =>
+      headerRows.forEach((row, index) => {
+        for (const number of row.numbers) number.textContent = ` ${index + 1}`;
+      });
+    const newRow = () => {
+      const nameId = uid("header-name");
+      const valueId = uid("header-value");
+      const numbers = [el("span", { class: "visually-hidden" }), el("span", { class: "visually-hidden" }), el("span", { class: "visually-hidden" })];
+      const headerName = el("input", { id: nameId, type: "text", autocomplete: "off", spellcheck: "false", autocapitalize: "none" });
+      const headerValue = el("input", { id: valueId, type: "password", autocomplete: "new-password", spellcheck: "false" });
+      const remove = el("button", { type: "button", "data-action": "remove-header" }, "Remove", el("span", { class: "visually-hidden" }, " header"), numbers[2]);
+      const node = el(
+        "div",
+        { class: "header-row" },
+        el("div", { class: "field" }, el("label", { for: nameId }, "Header name", numbers[0]), headerName),
+        el("div", { class: "field" }, el("label", { for: valueId }, "Header value", numbers[1]), headerValue),
+        remove
+      );
+      rows.append(node);
+      const row = { node, headerName, headerValue, numbers, slot: null };
+      // A header's problem (from the page or the API's /headers/<name>) is marked on its name, which the
+      // pointer names; its words say when it is the value that is wrong.
+      row.slot = slots.add(`/headers/#${nameId}`, headerName, node);
+      const point = () => {
+        const key = headerName.value.trim();
+        row.slot.pointer = key ? pointerOf("/headers", key) : `/headers/#${nameId}`;
+      };
+      headerName.addEventListener("input", point);
+      remove.addEventListener("click", () => {
+        const at = headerRows.indexOf(row);
+        slots.drop(row.slot);
+        headerRows.splice(at, 1);
+        node.remove();
+        relabel();
+        const next = headerRows[at] || headerRows[at - 1];
+        (next ? next.headerName : addRow).focus();
+      });
+      headerRows.push(row);
+      relabel();
+      return row;
+    };
+    addRow.addEventListener("click", () => newRow().headerName.focus());
+
+    // Playbooks: the org's that the person knows of; none ticked serves every playbook of the org.
+    const playbooksHint = el(
+      "p",
+      { class: "hint", id: uid("hint") },
+      `Leave all unticked for every playbook of ${org}, now and later.`
+    );
+    const boxes = block.playbooks.map((each) => {
+      const id = uid("playbook");
+      const box = el("input", { id, type: "checkbox", value: each.playbook });
+      return { box, node: el("label", { class: "option", for: id }, box, el("span", {}, each.playbook)) };
+    });
+    const playbooks = el(
+      "fieldset",
+      { class: "options", tabindex: "-1", "aria-describedby": playbooksHint.id },
+      el("legend", {}, "Playbooks ", el("span", { class: "required" }, "(optional)")),
+      playbooksHint,
+      boxes.map((each) => each.node)
+    );
+    slots.add("/playbooks", playbooks, playbooks);
+
+    const submit = el("button", { type: "submit", class: "primary" }, "Add connection");
+    form.append(
+      el("h4", { id: titleId }, `Add a connection to ${org}`),
+      name.field,
+      url.field,
+      headers,
+      playbooks,
+      formError,
+      el("div", { class: "actions" }, submit)
+    );
+
+    const read = (problems) => {
+      const body = { name: name.input.value.trim(), url: url.input.value.trim() };
+      if (!body.name) problems.push({ pointer: "/name", detail: "Write a name for it" });
+      else if (!SERVER_NAME.test(body.name)) {
+        problems.push({ pointer: "/name", detail: "Use 1 to 32 of a–z, 0–9 and -, starting with a letter" });
+      }
+      if (!body.url) problems.push({ pointer: "/url", detail: "Write the server's address" });
+      else {
+        try {
+          new URL(body.url);
+        } catch (error) {
+          problems.push({ pointer: "/url", detail: "Write a full address, with its https: at the start" });
+        }
+      }
+      const sent = {};
+      const names = new Set();
+      for (const row of headerRows) {
+        const key = row.headerName.value.trim();
+        const value = row.headerValue.value;
+        if (!key && !value) continue;
+        const pointer = row.slot.pointer;
+        if (!key) problems.push({ pointer, detail: "Write the header's name" });
+        else if (!HEADER_NAME.test(key)) problems.push({ pointer, detail: "A header's name is letters, digits and -, such as X-Api-Key" });
+        else if (names.has(key.toLowerCase())) problems.push({ pointer, detail: "Each header once" });
+        else if (!value.trim()) problems.push({ pointer, detail: "Write the header's value" });
+        names.add(key.toLowerCase());
+        sent[key] = value;
+      }
+      if (Object.keys(sent).length) body.headers = sent;
+      const chosen = boxes.filter((each) => each.box.checked).map((each) => each.box.value);
+      if (chosen.length) body.playbooks = chosen;
+      return body;
+    };
+
+    const reset = () => {
+      name.input.value = "";
+      url.input.value = "";
+      for (const row of [...headerRows]) {
+        slots.drop(row.slot);
+        row.node.remove();
+      }
+      headerRows.length = 0;
+      for (const each of boxes) each.box.checked = false;
+    };
+
+    let busy = false;
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (busy) return;
+      slots.clear();
+      const problems = [];
+      const body = read(problems);
+      if (problems.length) {
+        slots.show(problems);
+        announce(problems.length === 1 ? "One field needs your attention." : `${problems.length} fields need your attention.`);
+        return;
+      }
+      busy = true;
+      form.setAttribute("aria-busy", "true");
+      submit.setAttribute("aria-disabled", "true");
+      const reply = await call("POST", connectionsPath(org), body);
+      busy = false;
+      form.setAttribute("aria-busy", "false");
+      submit.removeAttribute("aria-disabled");
+      if (reply.ok) {
+        reset();
+        await listConnections(block);
+        let card = block.cards.get(body.name);
+        if (!card && reply.body && reply.body.name) {
+          // Listed before it could be read back: shown from the answer.
+          card = buildConnection(block, reply.body);
+          block.cards.set(card.name, card);
+          block.list.append(card.li);
+          showEmpty(block);
+        }
+        if (card) card.explain.focus();
+        const added = reply.body && reply.body.status ? reply.body : card ? card.connection : { status: "pending" };
+        announce(`Added ${body.name}. ${statusWords(block, added)}`);
+        return;
+      }
+      if (reply.status === 401) return;
+      if (reply.status === 422 || reply.status === 400) {
+        slots.show(reply.body.errors || [], reply.body.detail || "The connection was refused.");
+        announce("The connection was refused: see the problems beside the fields.");
+      } else if (reply.status === 409) {
+        const errors = reply.body.errors && reply.body.errors.length ? reply.body.errors : [{ pointer: "/name", detail: reply.body.detail || `${body.name} is taken: choose another name` }];
+        slots.show(errors, reply.body.detail);
+        announce("The name is taken: see the problem beside it.");
+      } else if (reply.status === 403) {
+        slots.show([], `You may not add a connection to ${org}: ${reply.body.detail || "a writer of one of its playbooks adds them."}`);
+      } else {
+        slots.show([], reply.body.detail || `The server answered ${reply.status}; try again.`);
+      }
+    });
+    return form;
+  }
+
   // --- start -----------------------------------------------------------------------------------------
 
   async function start() {
@@ -1552,9 +2255,17 @@
     });
     $("hosted-sign-in").addEventListener("click", () => beginHostedSignIn());
     $("sign-out").addEventListener("click", signOut);
-    $("refresh").addEventListener("click", () => refresh());
+    $("refresh").addEventListener("click", () => {
+      refresh();
+      if (state.view === "connections") refreshConnections();
+    });
+    window.addEventListener("hashchange", () => {
+      const view = viewOf(location.hash);
+      if (view && state.me) showView(view, true);
+    });
     document.addEventListener("visibilitychange", () => {
       if (!document.hidden && state.me) refresh();
+      if (!document.hidden && state.me && state.view === "connections") refreshConnections();
     });
 
     try {

@@ -8,7 +8,8 @@
   ``markdown-it.LICENSE``): the page's files, with an ``ETag``;
 - ``GET /inbox/config.json``: how the page signs in (see below);
 - ``GET /v1/me``: who the bearer token names, ``{"id", "grants": [{"org", "playbook", "role"}]}``, so the
-  page knows which playbooks to list; ``401`` without a valid token.
+  page knows which playbooks to list and which orgs' connections to show (an org's ``admin`` grant has
+  ``playbook: null``); ``401`` without a valid token.
 
 The page and its files hold no secret and need no token (on AWS these routes have no authorizer); every
 call the page makes carries the person's token.

@@ -49,6 +49,9 @@ WORKFLOW_ROLE_ARN_VARIABLE: Final = "PARLEY_WORKFLOW_ROLE_ARN"
 #: The workflow function, which every workflow state machine's tasks invoke (put in place of the compiled
 #: machine's placeholder, ``parley.workflow.engine.ENTRY_FUNCTION``).
 WORKFLOW_FUNCTION_ARN_VARIABLE: Final = "PARLEY_WORKFLOW_FUNCTION_ARN"
+#: The prefix of the connections' secrets in Secrets Manager, ``parley/<stage>/connections/`` (issue 32;
+#: ``parley.connections.secrets``): given to the functions that keep or read them.
+CONNECTION_SECRETS_PREFIX_VARIABLE: Final = "PARLEY_CONNECTION_SECRETS_PREFIX"
 
 # Who may do what with the run's state machine and the scheduler: the CDK stack grants exactly these,
 # and the local runtime refuses the rest, so that a missing grant fails a local test, not a deploy.
@@ -85,6 +88,13 @@ MAY_LIST_MODELS: Final = frozenset({"api", "mcp"})
 #: secretsmanager:GetSecretValue on the model providers' key secrets: the model calls (reason) and the
 #: providers' model lists of list_models (api).
 MAY_READ_MODEL_SECRETS: Final = frozenset({"api", "mcp", "reason", "workflow"})
+#: secretsmanager:CreateSecret, PutSecretValue, GetSecretValue and DeleteSecret on the connections'
+#: secrets (issue 32): a connection's headers kept when it is added and forgotten when it is removed, its
+#: OAuth tokens kept and refreshed, and read by search, introspect, execute and dry_run (api).
+MAY_KEEP_CONNECTION_SECRETS: Final = frozenset({"api", "mcp"})
+#: secretsmanager:GetSecretValue and PutSecretValue on the connections' secrets: a reasoning run's tool
+#: calls (reason) read them, and put back an OAuth token they refreshed (``parley.connections.oauth``).
+MAY_READ_CONNECTION_SECRETS: Final = frozenset({"reason"})
 
 #: Workflows (workflow-format.md, "On AWS"): create a workflow's state machine and publish its versions
 #: (passing the workflows' role), start, stop and read their executions: a workflow run started or

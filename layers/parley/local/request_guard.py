@@ -59,6 +59,11 @@ CREDENTIAL_NAMES: Final = frozenset(
 )
 
 
+#: Query parameters a route takes that must not be logged either: the OAuth callback's ``code`` and
+#: ``state`` (``GET /v1/oauth/callback``, ``parley.api.oauth``); the log keeps their names only.
+UNLOGGED_NAMES: Final = frozenset({"code", "state"})
+
+
 def carries_credential(name: str) -> bool:
     """Whether a query parameter of this name (decoded) carries a credential."""
     folded = name.strip().lower().replace("-", "_")
@@ -82,11 +87,16 @@ def credential_parameters(target: str) -> list[str]:
 
 
 def loggable_target(target: str) -> str:
-    """``target`` (path and raw query) without the query parameters that carry credentials."""
+    """``target`` (path and raw query) without the query parameters that carry credentials, and without
+    the values of :data:`UNLOGGED_NAMES`."""
     path, mark, query = target.partition("?")
     if not mark:
         return target
-    kept = [segment for segment, name in _parameters(query) if not carries_credential(name)]
+    kept = [
+        segment.partition("=")[0] + "=…" if name.strip().lower() in UNLOGGED_NAMES else segment
+        for segment, name in _parameters(query)
+        if not carries_credential(name)
+    ]
     return f"{path}?{'&'.join(kept)}" if kept else path
 
 

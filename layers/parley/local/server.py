@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from parley.api.problems import internal_problem, problem_result
 from parley.clock import Clock, ManualClock, SystemClock
@@ -59,6 +59,9 @@ from parley.local.front import FrontLimits, HttpFront, listening_socket
 from parley.local.functions import LambdaContext
 from parley.local.journal import Journal, JournalFailed
 from parley.local.persistence import LocalData, Restored, stored_clock
+
+if TYPE_CHECKING:
+    from parley.connections.secrets import ConnectionSecrets
 
 __all__ = ["LambdaContext", "LocalServer", "ServeOptions", "running", "serve"]
 
@@ -89,6 +92,14 @@ class ServeOptions:
     front: FrontLimits = field(default_factory=FrontLimits)
     #: ``--allow-host``: further names the server answers in ``Host`` (``parley.local.request_guard``).
     allow_hosts: tuple[str, ...] = ()
+
+
+def local_connection_secrets(data: Path | None) -> ConnectionSecrets:
+    """Connections' secrets in the data folder, encrypted with the key kept outside it
+    (``parley.connections.secrets``); in memory with ``--data none``."""
+    from parley.connections.secrets import LocalConnectionSecrets, MemoryConnectionSecrets
+
+    return LocalConnectionSecrets(data) if data is not None else MemoryConnectionSecrets()
 
 
 class LocalServer:
@@ -138,6 +149,8 @@ class LocalServer:
                 operator=operator,
                 content=local_content_store(),
                 run_wait_seconds=run_wait_from_environment(os.environ),
+                connection_secrets=local_connection_secrets(options.data),
+                loopback_connections=True,
             )
             self.functions = project_functions(self.runtime)
             self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # types only: a function loads the ports its events use, not every one with its runtime
     from parley.clock import Clock
     from parley.config import OperatorConfig
+    from parley.connections.secrets import ConnectionSecrets
+    from parley.connections.store import ConnectionStore
     from parley.definitions.model import PlaybookRef
     from parley.definitions.service import Checker, DefinitionService
     from parley.definitions.store import DefinitionStore
@@ -83,6 +85,24 @@ class Runtime:
     #: How a call that waits for work done elsewhere (a reasoning run) waits: ``time.sleep``; the local
     #: server's waits release its lock meanwhile.
     pause: Callable[[float], Any] = time.sleep
+    #: The org's connections (``parley.connections.store``, issue 32); made on the definitions' table when
+    #: left out.
+    connections: ConnectionStore = None  # type: ignore[assignment]
+    #: Where connections' headers and tokens are kept (``parley.connections.secrets``): Secrets Manager on
+    #: AWS, the data folder (encrypted) locally; in memory when left out.
+    connection_secrets: ConnectionSecrets = field(
+        default_factory=lambda: _named("parley.connections.secrets", "MemoryConnectionSecrets")()
+    )
+    #: Whether a connection may be ``http`` to 127.0.0.1 (the local server, where test servers listen).
+    loopback_connections: bool = False
+
+    def __post_init__(self) -> None:
+        # Connections live in the definitions' table, as runs do (a runtime whose definitions are not kept
+        # in DynamoDB, in some tests, has none unless one is given).
+        client = getattr(self.definitions, "client", None)
+        if self.connections is None and client is not None:
+            store = _named("parley.connections.store", "ConnectionStore")
+            self.connections = store(client, self.definitions.table_name)
 
     def definition_service(self) -> DefinitionService:
         from parley.definitions.service import DefinitionService
@@ -99,12 +119,15 @@ class Runtime:
 
     def servers_serving(self, playbook: PlaybookRef) -> list[str]:
         """The names of the tool servers the operator configuration has serve ``playbook``, read at each
-        call (a save warns of a server a document names that is not among them)."""
-        return [
+        call (a save warns of a server a document names that is not among them), then the names of the
+        org's connections that serve it, whatever their status (``parley.tools.connected``)."""
+        operators = [
             server.name
             for server in self.operator.tool_servers
             if server.serves(playbook.org, playbook.playbook)
         ]
+        connections = _named("parley.tools.connected", "connection_names")(self, playbook)
+        return [*operators, *(name for name in connections if name not in operators)]
 
 
 class LazyClient:

@@ -120,9 +120,21 @@ class HeaderSecrets:
 
     def resolve(self, server: ToolServer) -> ResolvedServer:
         """The server's address with its headers' values read. :class:`SecretUnavailable` when a
-        referenced secret cannot be read (its words name the header and the secret, never a value)."""
+        referenced secret cannot be read (its words name the header and the secret, never a value).
+
+        A connection's headers (:class:`parley.tools.connected.ConnectionServer`) were read from its own
+        secret and are sent as written: a person's value is never taken for a reference to the
+        operator's secrets."""
+        from parley.tools.connected import ConnectionServer
+
         headers: dict[str, str] = {}
         secrets: list[str] = []
+        if isinstance(server, ConnectionServer):
+            headers = dict(server.connection_headers)
+            for value in headers.values():
+                secrets.extend(secret_parts(value))
+            address = ServerAddress(server.name, server.url, headers)
+            return ResolvedServer(address, tuple(dict.fromkeys(secrets)))
         for name, secret in server.headers.items():
             raw = secret.get_secret_value()
             value, found = self.expand(raw, f"the header {name!r} of the tool server {server.name!r}")

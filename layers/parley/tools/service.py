@@ -1,13 +1,17 @@
 """search, introspect, execute and dry_run (``http-api.md``, "Tool servers"; ``reasoning-format.md``,
 "Find the tool names").
 
-A playbook sees only the servers that serve it and, on each, only the tools the operator allows. The
+A playbook sees only the servers that serve it (the operator's, and the active connections of its org:
+:mod:`parley.tools.connected`) and, on each, only the tools the operator allows. The
 tool-server routes treat the rest as absent: a server that does not serve the playbook, a tool outside
 ``allowed`` and a tool the server does not list all answer ``404 not_found`` with the kind
 ``tool_not_offered`` and the page's ``because`` (``tool_server_not_configured``, ``tool_not_allowed``,
 ``tool_not_listed``), in words that name ``search``. (A *run* that names such a tool ends
 ``unavailable``, kind ``tool_not_offered``; here the resource itself is what the caller asked for, and
-it does not exist for this playbook.)
+it does not exist for this playbook.) A connection of the org that serves the playbook but cannot be
+used now answers ``503 unavailable``, kind ``tool_not_offered``, with its ``because``
+(``connection_pending``, ``connection_broken``, ``connection_not_allowed``), as a run does; ``search``
+shows it with no tools, its ``because`` and ``detail``.
 
 execute calls the tool once, as a run would, and records the call in the playbook's events (no
 ``run_id``: it belongs to no run) as the reasoning page's history records a call:
@@ -51,16 +55,9 @@ from parley.errors import ErrorEntry, Problem, capped_errors
 from parley.ports.tools import ListedTool, ToolNotOffered, ToolServerFailure
 from parley.runs.events import TOOL_CALL_ANSWERED, TOOL_CALL_FAILED, TOOL_CALL_STARTED, new_event_id
 from parley.runs.model import Event
+from parley.tools.connected import Unusable, server_for, servers_for
 from parley.tools.recording import answered_data, failed_data, refused_call, server_failed, started_data
-from parley.tools.servers import (
-    HeaderSecrets,
-    ResolvedServer,
-    SecretUnavailable,
-    check_allowed,
-    scrub,
-    server_serving,
-    servers_serving,
-)
+from parley.tools.servers import HeaderSecrets, ResolvedServer, SecretUnavailable, check_allowed, scrub
 
 if TYPE_CHECKING:
     from parley.config import ToolServer
@@ -106,7 +103,10 @@ class ToolService:
         shown with no tools, its ``because`` and ``detail``, so one failing server hides no other."""
         words = _words(terms)
         servers: list[dict[str, Any]] = []
-        for server in servers_serving(self._runtime.operator, playbook):
+        for server in servers_for(self._runtime, playbook):
+            if isinstance(server, Unusable):  # a connection that cannot be used now, and why
+                servers.append(_unusable_entry(server))
+                continue
             try:
                 resolved = self._resolved(server)
                 tools = [
@@ -205,7 +205,7 @@ class ToolService:
         resolved: ResolvedServer | None = None
         tool: ListedTool | None = None
         try:
-            server = server_serving(self._runtime.operator, playbook, server_name)
+            server = server_for(self._runtime, playbook, server_name)
             checks.append(
                 _passed("tool_server_configured", f"The tool server {server.name!r} serves this playbook.")
             )
@@ -273,7 +273,7 @@ class ToolService:
         self, playbook: PlaybookRef, server_name: str, tool_name: str
     ) -> tuple[ToolServer, ResolvedServer]:
         try:
-            server = server_serving(self._runtime.operator, playbook, server_name)
+            server = server_for(self._runtime, playbook, server_name)
             check_allowed(server, tool_name)
         except ToolNotOffered as not_offered:
             raise _not_offered(not_offered) from None
@@ -342,6 +342,10 @@ def _find(tools: list[ListedTool], name: str, server: str) -> ListedTool:
     )
 
 
+def _unusable_entry(unusable: Unusable) -> dict[str, Any]:
+    return {"server": unusable.name, "tools": [], "because": unusable.because, "detail": unusable.detail}
+
+
 def _failed_entry(server: ToolServer, because: str, detail: str) -> dict[str, Any]:
     return {"server": server.name, "tools": [], "because": because, "detail": detail}
 
@@ -375,7 +379,9 @@ def _first(errors: list[ErrorEntry]) -> str:
 
 
 def _not_offered(not_offered: ToolNotOffered) -> Problem:
-    return Problem("not_found", not_offered.detail, kind="tool_not_offered", because=not_offered.because)
+    # A connection that is there and cannot be used now is unavailable, not absent.
+    reason = "unavailable" if not_offered.because.startswith("connection_") else "not_found"
+    return Problem(reason, not_offered.detail, kind="tool_not_offered", because=not_offered.because)
 
 
 def _failed_before_call(failure: ToolServerFailure, resolved: ResolvedServer) -> Problem:

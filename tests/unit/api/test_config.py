@@ -112,7 +112,7 @@ def test_a_bad_open_requests_variable_is_named(value: str) -> None:
         (
             "limit: {}",
             "operator.yaml: top level: unknown key 'limit' "
-            "(allowed: principals, tool_servers, limits, models)",
+            "(allowed: principals, tool_servers, limits, models, connections)",
         ),
         (
             "limits: {open_requests: 3}",
@@ -125,7 +125,11 @@ def test_a_bad_open_requests_variable_is_named(value: str) -> None:
         ),
         (
             "principals: [{id: a, token: t, grants: [{org: acme, playbook: p, role: admin}]}]",
-            "operator.yaml: principals[0].grants[0].role: Input should be 'read' or 'write'",
+            "operator.yaml: principals[0].grants[0]: the admin role is the org's: leave playbook out",
+        ),
+        (
+            "principals: [{id: a, token: t, grants: [{org: acme, playbook: p, role: owner}]}]",
+            "operator.yaml: principals[0].grants[0].role: Input should be 'read', 'write' or 'admin'",
         ),
         ("principals: [{id: a, grants: []}]", "operator.yaml: principals[0].token: Field required"),
         ("principals: [{id: a, token: ' '}]", "operator.yaml: principals[0].token: a token cannot be empty"),

@@ -285,10 +285,19 @@ def test_the_routes_here_are_every_route_of_the_api(
     }
 
     # list_models is relative to the org, not a playbook: tests/unit/api/test_models_api.py guards it;
-    # GET /v1/me tells the web inbox who its token names (parley.inbox.routes).
+    # so are the connections' routes (tests/connections guards them);
+    # GET /v1/me tells the web inbox who its token names (parley.inbox.routes); the OAuth callback takes
+    # no token (tests/unit/api/test_authorize_connection.py guards it).
     assert registered == {(route.operation, route.method) for route in ROUTES} | {
         ("list_models", "GET"),
         ("who_am_i", "GET"),
+        ("add_connection", "POST"),
+        ("list_connections", "GET"),
+        ("get_connection", "GET"),
+        ("approve_connection", "POST"),
+        ("authorize_connection", "POST"),
+        ("remove_connection", "DELETE"),
+        ("oauth_callback", "GET"),
     }
 
 

@@ -69,5 +69,5 @@ def test_handle_serves_the_front_door_from_the_environment(deployed: None) -> No
     result = front.handle(event, None)
 
     assert result["statusCode"] == 200, result
-    assert len(json.loads(result["body"])["result"]["tools"]) == 20
+    assert len(json.loads(result["body"])["result"]["tools"]) == 25  # all but approve_connection (admin)
     assert front._default_handler.cache_info().currsize == 1

@@ -37,6 +37,7 @@ principals:
       - { org: acme, playbook: campaigns, role: write }
       - { org: acme, playbook: launches, role: read }
   - { id: viewer, token: viewer-token, grants: [{ org: acme, playbook: campaigns, role: read }] }
+  - { id: boss, token: boss-token, grants: [{ org: acme, role: admin }] }
 """
 STRICT = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
@@ -288,6 +289,13 @@ def test_me_names_the_principal_of_the_token_and_its_grants(call: Call) -> None:
             {"org": "acme", "playbook": "launches", "role": "read"},
         ],
     }
+
+
+def test_me_gives_an_orgs_admin_grant_without_a_playbook(call: Call) -> None:
+    """The page's Connections view has a section for an org its person is only the admin of."""
+    reply = call("/v1/me", headers={"Authorization": "Bearer boss-token"})
+
+    assert reply.json() == {"id": "boss", "grants": [{"org": "acme", "playbook": None, "role": "admin"}]}
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic ZGV2"}])

@@ -1,9 +1,10 @@
 """Which tools a run has, checked before the model is called (``reasoning-format.md``, "Tools",
 "Before the model is called"): once the model is offered, every server the function names must serve
-the playbook, answer its list of tools within its bounds, and list and allow each tool named;
-``server/*`` gives every tool the server lists that its ``allowed`` names. A tool that cannot be used
-ends the run ``unavailable`` (kind ``tool_not_offered`` or ``tool_server_failed`` with the page's
-``because``) and the model is never called. Which of them wait for a person's approval is
+the playbook (the operator's, or an active connection of its org: :mod:`parley.tools.connected`),
+answer its list of tools within its bounds, and list and allow each tool named; ``server/*`` gives
+every tool the server lists that its ``allowed`` names. A tool that cannot be used ends the run
+``unavailable`` (kind ``tool_not_offered`` or ``tool_server_failed`` with the page's ``because``) and
+the model is never called. Which of them wait for a person's approval is
 ``approvals.needing_approval``'s to say; the tools offered are ``offered.OfferedTool``.
 """
 
@@ -43,7 +44,8 @@ def tools_for_run(
     from parley.reasoning.agent_runs.approvals import needing_approval
     from parley.reasoning.agent_runs.naming import model_names
     from parley.reasoning.agent_runs.offering import schema_warnings_for, tool_spec
-    from parley.tools.servers import SecretUnavailable, allowed, check_allowed, server_serving
+    from parley.tools.connected import server_for
+    from parley.tools.servers import SecretUnavailable, allowed, check_allowed
 
     chosen: dict[tuple[str, str], tuple[ToolServer, ResolvedServer, ListedTool]] = {}
     listings: dict[str, tuple[ToolServer, ResolvedServer, dict[str, ListedTool]]] = {}
@@ -51,7 +53,7 @@ def tools_for_run(
         scrub: Any = None
         try:
             if reference.server not in listings:
-                server = server_serving(runtime.operator, playbook, reference.server)
+                server = server_for(runtime, playbook, reference.server)  # operator's, or a connection
                 resolved = secrets.resolve(server)
                 scrub = resolved.scrub
                 listed = runtime.tool_client.list_tools(resolved.address)
