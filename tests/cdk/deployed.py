@@ -248,6 +248,8 @@ class Deployment:
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": os.environ.get("HOME", "/tmp"),
+            # The package the tests run (a worktree's, through PYTHONPATH) rather than the one installed.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",

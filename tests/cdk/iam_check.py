@@ -199,8 +199,10 @@ def iam_requests(
             return [IamRequest(f"scheduler:{operation}", _schedule(params))]
     if service == "ssm" and operation == "GetParameter":
         return [IamRequest("ssm:GetParameter", _parameter(params["Name"]))]
-    if service == "secretsmanager" and operation == "GetSecretValue":
-        return [IamRequest("secretsmanager:GetSecretValue", secret_arn(params["SecretId"]))]
+    if service == "secretsmanager" and operation in ("GetSecretValue", "PutSecretValue", "DeleteSecret"):
+        return [IamRequest(f"secretsmanager:{operation}", secret_arn(params["SecretId"]))]
+    if service == "secretsmanager" and operation == "CreateSecret":
+        return [IamRequest("secretsmanager:CreateSecret", secret_arn(params["Name"]))]
     if service == "bedrock" and operation == "ListFoundationModels":
         return [IamRequest("bedrock:ListFoundationModels", "*")]
     if service == "bedrock-runtime":

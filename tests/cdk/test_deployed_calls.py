@@ -143,8 +143,11 @@ NOT_CALLED: Final[dict[tuple[str, str], str]] = {
         "(its OAuth tokens kept or refreshed); the scenarios add connections with headers, which create it"
         for name in ("api", "mcp")
     },
-    ("mcp", "secretsmanager:GetSecretValue"): "MAY_KEEP_CONNECTION_SECRETS and MAY_READ_TOOL_SECRETS: a "
-    "connection's or a tool server's headers read for a tool call; the scenarios call no tool through mcp",
+    **{
+        (name, "secretsmanager:GetSecretValue"): "MAY_KEEP_CONNECTION_SECRETS: a connection's headers read "
+        "for a tool call on it (search, introspect, execute, dry_run): no scenario calls a connection's tool"
+        for name in ("api", "mcp")
+    },
     ("reason", "secretsmanager:GetSecretValue"): "MAY_READ_CONNECTION_SECRETS: a reasoning run's tool call "
     "to a connection with headers; the scenarios' reasoning runs call the tools server, which has none",
     ("reason", "secretsmanager:PutSecretValue"): "MAY_READ_CONNECTION_SECRETS: an OAuth token a reasoning "

@@ -449,6 +449,7 @@ def test_a_connection_outlives_a_kill_and_a_rule_change_shows(tmp_path: Path) ->
     narrower = quick.replace('"http://127.0.0.1:*/*", ', "")
     with serving(tmp_path, narrower) as third:
         assert third.call("GET", f"{CONNECTIONS}/kept", "viewer-token").json()["status"] == "not_allowed"
+        problem(third.call("POST", f"{CONNECTIONS}/kept/approve", "root-token"), 409, "conflict")
         problem(add(third, "new-one"), 422, "invalid_input")
     with serving(tmp_path, quick) as fourth:
         assert fourth.call("GET", f"{CONNECTIONS}/kept", "viewer-token").json()["status"] == "active"

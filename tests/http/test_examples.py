@@ -290,5 +290,6 @@ def test_the_demo_configuration_is_the_example_one_with_the_chat() -> None:
 
     assert demo.principals == plain.principals == chat.principals
     assert demo.models == plain.models
+    assert demo.connections == plain.connections == chat.connections
     (served,) = demo.tool_servers
     assert (served.name, served.url) == (chat.tool_servers[0].name, chat.tool_servers[0].url)

@@ -229,6 +229,7 @@ def get_connection(services: Services, call: Call) -> Answer:
 
 def approve_connection(services: Services, call: Call) -> Answer:
     from parley.clock import format_time
+    from parley.connections.rules import status_under
     from parley.connections.store import ConnectionMissing
 
     runtime = services.runtime
@@ -237,6 +238,12 @@ def approve_connection(services: Services, call: Call) -> Answer:
         _found(runtime, call.org, name)  # a name the org has not is 404 first
         raise Problem("forbidden", f"Approving a connection takes the admin grant of org {call.org!r}.")
     connection = _found(runtime, call.org, name)
+    if status_under(connection, runtime.operator.connections) == "not_allowed":
+        raise Problem(
+            "conflict",
+            f"Connection {name!r} is not allowed: the operator's connections.allowed_urls no longer allows "
+            "its URL.",
+        )
     if connection.status == "active":
         return Answer(_shown(runtime, connection))  # approving twice changes nothing
     if connection.status == "broken":
