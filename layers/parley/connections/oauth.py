@@ -60,7 +60,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote_plus, urlencode, urlsplit
 
 import httpx
 
@@ -658,8 +658,6 @@ def _urlsafe(data: bytes) -> str:
 
 
 def _form_quote(text: str) -> str:
-    from urllib.parse import quote_plus
-
     return quote_plus(text)
 
 
