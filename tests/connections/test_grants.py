@@ -25,8 +25,8 @@ SEE = {"list_connections", "get_connection"}
 @pytest.mark.parametrize(
     ("principal", "offered"),
     [
-        ("root", SEE | {"approve_connection", "remove_connection"}),
-        ("dev", SEE | {"add_connection", "remove_connection"}),
+        ("root", SEE | {"approve_connection", "authorize_connection", "remove_connection"}),
+        ("dev", SEE | {"add_connection", "authorize_connection", "remove_connection"}),
         ("viewer", SEE),
         ("outsider", set()),
     ],
@@ -38,7 +38,11 @@ def test_each_principal_is_offered_what_it_may_call_in_acme(principal: str, offe
     assert {name for name in names if may_call(BY_NAME[name], who, "acme", None)} == offered
     # On /mcp (no org given): any org of the principal's grants.
     anywhere = {name for name in names if may_call(BY_NAME[name], who, None, None)}
-    assert anywhere == (offered if principal != "outsider" else SEE | {"add_connection", "remove_connection"})
+    assert anywhere == (
+        offered
+        if principal != "outsider"
+        else SEE | {"add_connection", "authorize_connection", "remove_connection"}
+    )
 
 
 def test_the_admin_grant_gives_no_playbook_tool() -> None:

@@ -75,6 +75,7 @@ from parley.config.principals import Grant, Principal, Role, identifier
 from parley.config.rules import SECRET_REFERENCE_PREFIX
 from parley.config.settings import EnvironmentSettings
 from parley.config.tool_servers import TOOL_NAME, ToolApproval, ToolServer, server_name, tool_name
+from parley.connections.rules import ConnectionRules
 from parley.errors import OperatorConfigError
 
 __all__ = [
@@ -95,6 +96,7 @@ __all__ = [
     "WORKFLOW_MAX_DURATION_MIN",
     "WORKFLOW_MAX_DURATION_VARIABLE",
     "CatalogEntry",
+    "ConnectionRules",
     "EnvironmentSettings",
     "Gateway",
     "Grant",

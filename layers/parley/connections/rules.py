@@ -32,6 +32,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from parley.connections.model import URL_MAX_LENGTH, Connection, ConnectionStatus
+from parley.errors import ParleyError
 from parley.reading import flag, items, optional, reads, text, then
 
 __all__ = [
@@ -68,7 +69,7 @@ class ConnectionRules:
     require_approval: bool = field(default=True, metadata=reads(flag))
 
 
-class UrlRefused(ValueError):
+class UrlRefused(ParleyError, ValueError):
     """A URL that cannot be connected; the message says which rule refused it."""
 
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from parley.errors import ParleyError
 from parley.infrastructure.functions import CONNECTION_SECRETS_PREFIX_VARIABLE
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ SECRET_KEY_FILE_VARIABLE: Final = "PARLEY_SECRET_KEY_FILE"
 LOCAL_SECRETS_FOLDER: Final = "connections"
 
 
-class SecretUnreadable(Exception):
+class SecretUnreadable(ParleyError):
     """A connection's secret cannot be read (gone, denied, or not decryptable): the connection is
     ``broken``. The message never holds the secret."""
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from parley.connections.model import Connection, ConnectionAuth, ConnectionStatus
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.errors import ParleyError
 from parley.infrastructure.table import TABLE
 
 if TYPE_CHECKING:
@@ -32,11 +33,11 @@ def connection_key(name: str) -> str:
     return f"{CONNECTION_PREFIX}{name}"
 
 
-class ConnectionExists(Exception):
+class ConnectionExists(ParleyError):
     """The org already has a connection of that name."""
 
 
-class ConnectionMissing(Exception):
+class ConnectionMissing(ParleyError):
     """The org has no connection of that name."""
 
 

@@ -125,12 +125,13 @@ class HeaderSecrets:
         A connection's headers (:class:`parley.tools.connected.ConnectionServer`) were read from its own
         secret and are sent as written: a person's value is never taken for a reference to the
         operator's secrets."""
-        from parley.tools.connected import ConnectionServer
-
         headers: dict[str, str] = {}
         secrets: list[str] = []
-        if isinstance(server, ConnectionServer):
-            headers = dict(server.connection_headers)
+        # A connection's server carries its headers as read (``connected.ConnectionServer``); asked by
+        # attribute, so this module does not import the one that imports it.
+        connection_headers: Mapping[str, str] | None = getattr(server, "connection_headers", None)
+        if connection_headers is not None:
+            headers = dict(connection_headers)
             for value in headers.values():
                 secrets.extend(secret_parts(value))
             address = ServerAddress(server.name, server.url, headers)
