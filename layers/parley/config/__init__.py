@@ -37,6 +37,7 @@ this face imports them all.
 
 from __future__ import annotations
 
+from parley.config.connections import ConnectionRules
 from parley.config.environment import (
     OPEN_REQUESTS_VARIABLE,
     REASONING_MAX_INPUT_TOKENS_VARIABLE,
@@ -75,7 +76,6 @@ from parley.config.principals import Grant, Principal, Role, identifier
 from parley.config.rules import SECRET_REFERENCE_PREFIX
 from parley.config.settings import EnvironmentSettings
 from parley.config.tool_servers import TOOL_NAME, ToolApproval, ToolServer, server_name, tool_name
-from parley.connections.rules import ConnectionRules
 from parley.errors import OperatorConfigError
 
 __all__ = [

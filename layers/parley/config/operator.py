@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from parley.config.connections import ConnectionRules
 from parley.config.limits import Limits
 from parley.config.models import ModelsConfig
 from parley.config.principals import Principal, distinct_principals
 from parley.config.tool_servers import ToolServer, distinct_servers
-from parley.connections.rules import ConnectionRules
 from parley.reading import items, reads, record, then
 
 

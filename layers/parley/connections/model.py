@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from parley.config.connections import URL_MAX_LENGTH as URL_MAX_LENGTH
+
 ConnectionStatus = Literal["pending", "active", "broken", "not_allowed"]
 ConnectionAuth = Literal["none", "headers", "oauth"]
 
@@ -23,7 +25,6 @@ AUTHS: Final = ("none", "headers", "oauth")
 CONNECTION_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 CONNECTION_NAME_RULE: Final = "a connection name is 1 to 32 of a-z, 0-9 and '-', starting with a letter"
 #: The longest URL a connection may have.
-URL_MAX_LENGTH: Final = 2048
 #: The most headers a connection may send, and the longest header name and value.
 MAX_CONNECTION_HEADERS: Final = 20
 HEADER_NAME_MAX: Final = 128

@@ -31,6 +31,7 @@ FACES = (
     "config",
     "models",
     "reasoning",
+    "connections",
 )
 #: Faces that import their modules at once: every part is light (the configuration is read on a
 #: function's first event anyway; the models' adapters load only when a call names their provider).

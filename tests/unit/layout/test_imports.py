@@ -131,3 +131,76 @@ def test_the_front_doors_sit_on_top_and_the_mcp_door_is_made_from_the_apis_regis
             assert not targets & set(FRONT_DOORS), (part, sorted(targets & set(FRONT_DOORS)))
     assert "front" not in edges.get("api", set())
     assert edges.get("front", set()) & set(TYPES) == set()
+
+
+#: The README's drawing of the core ("Design in a page"), floor by floor from the top: a part imports only
+#: parts on its own floor or below it (and, on its own floor, never round a circle: the test above).
+FLOORS: tuple[tuple[str, ...], ...] = (
+    # front doors and entries: the HTTP API, the MCP front door, the web inbox, the functions' entries,
+    # parley serve, the command line and its client, the authorizer, the demo servers
+    ("api", "front", "inbox", "executions", "local", "cli", "client", "authorizer", "demo"),
+    # the adapters on AWS
+    ("aws",),
+    # the function types
+    TYPES,
+    # beside each other: the MCP client and the tool servers a playbook sees, the models
+    ("tools", "models"),
+    # the lifecycle that knows no type
+    ("runs",),
+    # the runtime bundle and its ports
+    ("ports",),
+    # the org's connections: record, rules, store, secrets, OAuth
+    ("connections",),
+    # definitions saved and versioned
+    ("definitions",),
+    # what every type's documents share
+    ("documents", "templates"),
+    # the foundation
+    (
+        "auth",
+        "errors",
+        "clock",
+        "dynamo",
+        "durations",
+        "faces",
+        "config",
+        "infrastructure",
+        "reading",
+        "secret",
+        "coroutines",
+        "listening",
+        "parties",
+        "reference",
+        "__init__",
+    ),
+)
+
+
+def _floor_of() -> dict[str, int]:
+    return {part: floor for floor, parts in enumerate(FLOORS) for part in parts}
+
+
+def test_every_part_of_the_core_has_its_floor_in_the_drawing() -> None:
+    assert set(graph()) - set(_floor_of()) == set()
+
+
+def upward(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """The imports of ``edges`` that go from a part to one drawn on a floor above it."""
+    floor = _floor_of()
+    return sorted(
+        (part, target)
+        for part, targets in edges.items()
+        for target in targets
+        if floor.get(target, len(FLOORS)) < floor.get(part, len(FLOORS))
+    )
+
+
+def test_no_part_imports_a_part_drawn_above_it() -> None:
+    assert upward(graph()) == []
+
+
+def test_the_floor_check_finds_an_import_that_goes_up() -> None:
+    assert upward({"runs": {"interaction", "ports"}, "config": {"connections"}, "tools": {"models"}}) == [
+        ("config", "connections"),
+        ("runs", "interaction"),
+    ]
