@@ -17,7 +17,7 @@ Command = Callable[[argparse.Namespace, Connection], int]
 
 
 def _commands() -> dict[str, Command]:
-    from parley.client import definitions, inbox, runs
+    from parley.client import connections, definitions, inbox, runs
 
     return {
         "save": definitions.save,
@@ -28,8 +28,13 @@ def _commands() -> dict[str, Command]:
         "show": runs.show,
         "events": runs.events,
         "send-event": runs.send_event,
+        "connections": connections.connections,
+        "connection": connections.connection,
     }
 
+
+#: The commands of the org rather than of a playbook (its connections).
+ORG_COMMANDS: Final = frozenset({"connections", "connection"})
 
 HINTS: Final = {
     401: "The token ({how}) is not valid at {url}: give one with --token or PARLEY_TOKEN.",
@@ -38,7 +43,7 @@ HINTS: Final = {
 
 
 def run_command(args: argparse.Namespace) -> int:
-    settings = settings_from(args.url, args.token, args.org, args.playbook)
+    settings = settings_from(args.url, args.token, args.org, getattr(args, "playbook", None))
     command = _commands()[args.command]
     try:
         with Connection(settings) as connection:
@@ -47,16 +52,21 @@ def run_command(args: argparse.Namespace) -> int:
         if args.json:
             printing.dump_json(problem.problem)
         printing.print_problem(problem.problem, problem.status, source=problem.source)
-        _hint(problem, settings)
+        _hint(problem, settings, org_only=args.command in ORG_COMMANDS)
         return PROBLEM
     except CommandError as error:
-        printing.err(f"parley {args.command}: {error.message}")
+        action = getattr(args, "action", None)
+        printing.err(f"parley {args.command}{' ' + action if action else ''}: {error.message}")
         return error.code
     except KeyboardInterrupt:
         return INTERRUPTED
 
 
-def _hint(problem: ServerProblem, settings: Settings) -> None:
+def _hint(problem: ServerProblem, settings: Settings, *, org_only: bool = False) -> None:
+    """A line on what to change, after a problem: the token of a ``401``; a playbook's ``403`` and
+    ``404`` (not for the org's commands, whose problem says which grant they take)."""
+    if org_only and problem.status != 401:
+        return
     hint = HINTS.get(problem.status)
     if hint:
         printing.err(hint.format(how=settings.token_from, url=settings.url))

@@ -13,12 +13,16 @@ from typing import Final
 from parley.client.exits import DESCRIPTION
 
 #: The commands of this package, for ``parley.cli`` to tell them from ``serve`` and the demos.
-COMMANDS: Final = ("save", "run", "inbox", "answer", "runs", "show", "events", "send-event")
+COMMANDS: Final = (
+    "save", "run", "inbox", "answer", "runs", "show", "events", "send-event", "connections", "connection"
+)  # fmt: skip
 TYPES: Final = ("interaction", "reasoning", "workflow")
 _F: Final = argparse.RawDescriptionHelpFormatter
 
 
-def _connection_options() -> argparse.ArgumentParser:
+def _connection_options(*, playbook: bool = True) -> argparse.ArgumentParser:
+    """The options of where and as whom; the connections' commands are the org's, without
+    ``--playbook`` (``connection add --playbook`` names the playbooks that see the connection)."""
     common = argparse.ArgumentParser(add_help=False)
     where = common.add_argument_group("where and as whom")
     where.add_argument(
@@ -30,7 +34,8 @@ def _connection_options() -> argparse.ArgumentParser:
         "server on this machine)",
     )
     where.add_argument("--org", help="the org (default: $PARLEY_ORG, else acme)")
-    where.add_argument("--playbook", help="the playbook (default: $PARLEY_PLAYBOOK, else campaigns)")
+    if playbook:
+        where.add_argument("--playbook", help="the playbook (default: $PARLEY_PLAYBOOK, else campaigns)")
     common.add_argument("--json", action="store_true", help="print the server's JSON, for scripts")
     return common
 
@@ -188,6 +193,111 @@ def add_client_commands(commands: argparse._SubParsersAction[argparse.ArgumentPa
     send.add_argument("--id", help="the event's id, so that sending it again takes it once")
     send.add_argument("--source", help="the event's source (default: the server names the caller)")
     send.add_argument("--subject", help="the event's subject")
+
+    _connection_commands(commands)
+
+
+def _connection_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``connections`` and ``connection ACTION`` (issue 32), the org's MCP servers."""
+    common = _connection_options(playbook=False)
+
+    listing = commands.add_parser(
+        "connections",
+        help="list the org's connections: the MCP servers people added",
+        description="List the connections of the org: the MCP servers people added to it, with their\n"
+        "status (pending, active, broken, not_allowed), how they authenticate, their URL and the\n"
+        "playbooks that see them. Never a header or a token.",
+        epilog=DESCRIPTION,
+        parents=[common],
+        formatter_class=_F,
+    )
+    _quiet(listing, "the names")
+
+    one = commands.add_parser(
+        "connection",
+        help="add, show, approve, authorize or remove a connection of the org",
+        description="Add an MCP server to the org, show one, approve it (the org's admin), authorize it\n"
+        "through OAuth, or remove it. The org's functions name its tools as they name a tool server's\n"
+        "(tools: [notes/search]) once it is active.",
+        epilog=DESCRIPTION,
+        formatter_class=_F,
+    )
+    actions = one.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def action(name: str, summary: str, description: str) -> argparse.ArgumentParser:
+        made = actions.add_parser(
+            name,
+            help=summary,
+            description=description,
+            epilog=DESCRIPTION,
+            parents=[common],
+            formatter_class=_F,
+        )
+        made.add_argument("name", metavar="NAME", help="the connection's name, as functions name it (notes)")
+        return made
+
+    add = action(
+        "add",
+        "add an MCP server to the org",
+        "Add the MCP server at URL (its streamable-HTTP endpoint) to the org as NAME. It is pending until\n"
+        "an admin of the org approves it, unless the operator approves every connection. Header values\n"
+        "are secrets, kept by the server and never shown: give them from an environment variable\n"
+        "(--header-from-env Authorization=NOTES_TOKEN) or typed without echo (--header-prompt\n"
+        "Authorization), so that they stay out of the shell's history.",
+    )
+    add.add_argument(
+        "url", metavar="URL", help="the server's MCP endpoint, such as https://notes.acme.example/mcp"
+    )
+    add.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="a header sent to the server, value and all (it stays in the shell's history); repeatable",
+    )
+    add.add_argument(
+        "--header-from-env",
+        action="append",
+        metavar="NAME=VARIABLE",
+        help="a header whose value is the environment variable VARIABLE's; repeatable",
+    )
+    add.add_argument(
+        "--header-prompt",
+        action="append",
+        metavar="NAME",
+        help="a header whose value is typed at the terminal, not shown; repeatable",
+    )
+    add.add_argument(
+        "--playbook",
+        dest="playbook_of",
+        action="append",
+        metavar="PLAYBOOK",
+        help="a playbook that sees the connection; repeatable (default: every playbook of the org)",
+    )
+    action(
+        "show",
+        "show a connection",
+        "Show the connection NAME: its URL, status, auth, playbooks, who added and approved it.",
+    )
+    action(
+        "approve",
+        "approve a pending connection (the org's admin)",
+        "Approve the pending connection NAME, so that the org's functions may use its tools. It takes the\n"
+        "org's admin grant ({org: acme, role: admin} in the operator configuration).",
+    )
+    authorize = action(
+        "authorize",
+        "authorize a connection through OAuth: print the page to open",
+        "Start the OAuth authorization of the connection NAME (a server that answers 401 with the MCP\n"
+        "authorization flow): prints the authorization server's page to open, valid 10 minutes and once.\n"
+        "Signing in there comes back to Parley, which keeps the tokens. --open opens it in the browser.",
+    )
+    authorize.add_argument("--open", action="store_true", help="open the page in the browser as well")
+    action(
+        "remove",
+        "remove a connection and its secrets",
+        "Remove the connection NAME and its secrets. The org's admin removes any; a writer the ones they\n"
+        "added.",
+    )
 
 
 def dispatch(args: argparse.Namespace) -> int:
