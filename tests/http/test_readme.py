@@ -10,10 +10,12 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp_servers import free_port
 from tool_serving import serving_manually
@@ -42,9 +44,16 @@ def test_try_it_has_commands_to_run() -> None:
     assert "python3 -c" not in "".join(blocks)
 
 
-def run_blocks(blocks: list[str], log: Path, config: Path = ROOT / "examples" / "operator.yaml") -> list[str]:
+def run_blocks(
+    blocks: list[str],
+    log: Path,
+    config: Path = ROOT / "examples" / "operator.yaml",
+    *,
+    with_errors: bool = False,
+) -> list[str]:
     """Each block's output, run in bash against a fresh server with the example configuration; every
-    block must succeed and print no problem."""
+    block must succeed and print no problem on standard output (``with_errors``: each output is followed
+    by what the block printed on standard error, as a terminal shows it)."""
     outputs = []
     with serving_manually(config, log) as url:
         env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -63,7 +72,7 @@ def run_blocks(blocks: list[str], log: Path, config: Path = ROOT / "examples" / 
             )
             assert done.returncode == 0, f"{script}\n{done.stdout}\n{done.stderr}"
             assert "problems/" not in done.stdout, f"{script}\n{done.stdout}"
-            outputs.append(done.stdout)
+            outputs.append(done.stdout + done.stderr if with_errors else done.stdout)
     return outputs
 
 
@@ -129,3 +138,52 @@ def test_the_reasoning_walk_through_works_with_the_demo_model(tmp_path: Path) ->
     assert output.startswith("Created reasoning review-brief, version 1.")
     assert "Status    succeeded" in output and '"record"' in output
     assert '"demo/echo"' in output
+
+
+@contextmanager
+def demo_chat() -> Iterator[int]:
+    """``parley demo-chat`` on a free port, stopped on exit."""
+    port = free_port()
+    command = [sys.executable, "-m", "parley.cli", "demo-chat", "--port", str(port)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = 200
+        while deadline:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except httpx.TransportError:
+                deadline -= 1
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def test_the_connections_walk_through_works_with_the_demo_chat_and_model(tmp_path: Path) -> None:
+    """The connections section's blocks: the demo chat (on a port of the test's own, for the README's
+    9001) added as a connection, refused while pending, approved, called by a reasoning function of the
+    demo model, shown and removed; the header's value appears in no output."""
+    blocks = shell_blocks("### Connections: MCP servers people add to their org", "### ")
+    assert len(blocks) == 3
+    with demo_model() as model_port, demo_chat() as chat_port:
+        config = tmp_path / "operator.yaml"
+        example = (ROOT / "examples" / "operator.yaml").read_text(encoding="utf-8")
+        config.write_text(example.replace("http://127.0.0.1:9100/v1", f"http://127.0.0.1:{model_port}/v1"))
+        moved = [
+            block.replace("127.0.0.1:9001", f"127.0.0.1:{chat_port}").replace(
+                "parley demo-chat reply", f"parley demo-chat reply --port {chat_port}"
+            )
+            for block in blocks
+        ]
+        added, pending, used = run_blocks(moved, tmp_path / "serve.log", config, with_errors=True)
+    assert added.startswith("Added the connection team-chat to the org acme: pending")
+    assert re.search(rf"team-chat\s+pending\s+headers\s+http://127.0.0.1:{chat_port}/mcp\s+all", added)
+    assert "connection_pending" in pending and "exit 4" in pending, pending
+    assert "Approved the connection team-chat: active" in used
+    assert "Status    succeeded" in used
+    assert re.search(r"tool_call_started\s+team-chat/channel_messages", used), used
+    assert "tool_call_answered" in used and "May 12" in used
+    assert re.search(r"Approved\s+by dev", used) and "Removed the connection team-chat" in used
+    assert "demo-chat-token" not in added + pending + used

@@ -81,7 +81,7 @@ def connection(args: argparse.Namespace, connection: Connection) -> int:
 
 def add(args: argparse.Namespace, connection: Connection) -> int:
     headers = headers_given(args.header or (), args.header_from_env or (), args.header_prompt or ())
-    body: dict[str, Any] = {"name": args.name, "url": args.url}
+    body: dict[str, Any] = {"name": args.name, "url": args.server_url}
     if headers:
         body["headers"] = headers
     if args.playbook_of:

@@ -246,7 +246,7 @@ def _connection_commands(commands: argparse._SubParsersAction[argparse.ArgumentP
         "Authorization), so that they stay out of the shell's history.",
     )
     add.add_argument(
-        "url", metavar="URL", help="the server's MCP endpoint, such as https://notes.acme.example/mcp"
+        "server_url", metavar="URL", help="the server's MCP endpoint, such as https://notes.acme.example/mcp"
     )
     add.add_argument(
         "--header",
