@@ -82,6 +82,11 @@ VARIABLES: Final[Mapping[str, Variable]] = {
     "XDG_CONFIG_HOME": Variable(
         frozenset(), why="where the local server's key of its data folder's secrets is kept by default"
     ),
+    "PARLEY_PUBLIC_URL": Variable(
+        frozenset(),
+        why="the API's public URL when it is reached through a domain with a base path or a proxy (the OAuth "
+        "callback's address): the operator's to set; the stack's own domain needs none",
+    ),
     "PARLEY_RUN_WAIT_SECONDS": Variable(MAY_REASON, "seconds"),
     "PARLEY_JWT_ISSUER": Variable(frozenset({"authorizer"}), "issuer"),
     "PARLEY_JWT_AUDIENCE": Variable(frozenset({"authorizer"}), "audience"),
@@ -419,7 +424,9 @@ def test_queues_rules_and_failure_destinations_reach_a_function_that_may_be_reac
 
 # -- the API -----------------------------------------------------------------------------------------------
 
-PUBLIC: Final = frozenset({"/", "/openapi.json", "/docs", "/inbox", "/inbox/{name}"})
+#: The routes that take no token: the description, the docs, the web inbox, and the OAuth callback (the
+#: browser comes back from the authorization server; the ``state`` it brings is the binding).
+PUBLIC: Final = frozenset({"/", "/openapi.json", "/docs", "/inbox", "/inbox/{name}", "/v1/oauth/callback"})
 MCP: Final = frozenset({"/mcp", "/v1/orgs/{org}/playbooks/{playbook}/mcp"})
 #: The rest of ``/v1`` (an unknown path): the api function answers it with a problem, behind the authorizer.
 CATCH_ALL: Final = "/v1/{proxy+}"
