@@ -218,10 +218,20 @@ def test_stopping_the_real_clocks_thread_is_prompt(monkeypatch: pytest.MonkeyPat
     # The thread would sleep an hour between looks: only stop's wake-up can end it within stop's wait.
     monkeypatch.setattr(scheduler_module, "MAX_SLEEP_SECONDS", 3600.0)
     scheduler = LocalScheduler(SystemClock(), lambda event: None)
+    parked = threading.Event()
+
+    class Watched(threading.Condition):
+        def wait(self, timeout: float | None = None) -> bool:
+            if scheduler._heap:  # asleep with the far work known: only a wake-up ends this wait
+                parked.set()
+            return super().wait(timeout)
+
+    scheduler._changed = Watched(threading.Lock())
     scheduler.start()
     scheduler.schedule("far", datetime.now(UTC) + timedelta(days=1), work("far"))
     thread = scheduler._thread
     assert thread is not None
+    assert parked.wait(30)
 
     scheduler.stop(timeout=30)
 
