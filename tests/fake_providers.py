@@ -11,6 +11,9 @@ Completions API, each as the test scripts it.
   model). A scripted response is a :class:`Scripted` (status, JSON body, headers such as
   ``retry-after``, a delay before answering) or a function of the :class:`Recorded` request giving one.
 - ``fake.requests``: every request, in order (method, path, lowercased headers, JSON body);
+  ``fake.in_flight``: the requests received and not yet answered (a delayed answer still waiting);
+  ``fake.most_at_once``: the most requests that were being answered at the same moment — so a test
+  proves order and overlap without a clock;
   ``fake.sent_anywhere(text)`` says where a string (a key) appeared in what was sent, so a test can assert
   that a secret went only in its header.
 
@@ -223,6 +226,8 @@ class FakeProviders:
         self._queues: dict[str, deque[Response_]] = {route: deque() for route in ROUTES}
         self._defaults = _defaults()
         self._requests: list[Recorded] = []
+        self._in_flight: list[Recorded] = []
+        self._most_at_once = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -241,12 +246,13 @@ class FakeProviders:
             self._defaults[_route(route)] = response
 
     def reset(self) -> None:
-        """Forget the scripts, the defaults set and the recorded requests."""
+        """Forget the scripts, the defaults set, the recorded requests and those being answered."""
         with self._lock:
             for queue in self._queues.values():
                 queue.clear()
             self._defaults = _defaults()
             self._requests.clear()
+            self._in_flight, self._most_at_once = [], 0  # an answer still delayed from before is forgotten
 
     # what was sent -------------------------------------------------------------------------------
 
@@ -254,6 +260,18 @@ class FakeProviders:
     def requests(self) -> list[Recorded]:
         with self._lock:
             return list(self._requests)
+
+    @property
+    def in_flight(self) -> list[Recorded]:
+        """The requests received whose answer is not sent yet (in the order they came)."""
+        with self._lock:
+            return list(self._in_flight)
+
+    @property
+    def most_at_once(self) -> int:
+        """The most requests being answered at the same moment (since the start or the last reset)."""
+        with self._lock:
+            return self._most_at_once
 
     def requests_to(self, path: str) -> list[Recorded]:
         return [request for request in self.requests if request.path == path]
@@ -371,9 +389,15 @@ class FakeProviders:
         with self._lock:
             queue = self._queues[route]
             response = queue.popleft() if queue else self._defaults[route]
-        scripted = response(recorded) if callable(response) else response
-        if scripted.delay:
-            await asyncio.sleep(scripted.delay)
+            self._in_flight.append(recorded)
+            self._most_at_once = max(self._most_at_once, len(self._in_flight))
+        try:
+            scripted = response(recorded) if callable(response) else response
+            if scripted.delay:
+                await asyncio.sleep(scripted.delay)
+        finally:
+            with self._lock:
+                self._in_flight = [other for other in self._in_flight if other is not recorded]
         if scripted.body is None:
             return Response(status_code=scripted.status, headers=scripted.headers)
         return JSONResponse(scripted.body, status_code=scripted.status, headers=scripted.headers)

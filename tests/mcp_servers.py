@@ -10,7 +10,8 @@ over real HTTP. Its tools, and how to make it fail on command:
 - ``json_text(value)`` → one text block holding JSON, no structured content (read-only);
 - ``plain_text(words)`` → one text block that is not JSON (read-only);
 - ``read_fails(reason)`` / ``write_fails(reason)`` → a tool error (``isError``), read-only / writing;
-- ``slow(seconds)`` → answers after sleeping (read-only);
+- ``slow(seconds)`` → answers after sleeping (read-only); ``server.finished`` lists the ``slow`` calls
+  whose sleep has ended, so a test tells "gave up first" from "waited for the answer" without a clock;
 - ``whoami()`` → echoes the ``Authorization`` header it received, in text and structured content
   (read-only), to test that results are scrubbed;
 - ``post_echo(channel, text?, ts?, extra?)`` → structured ``{channel, ts}`` with ``ts`` exactly as it
@@ -113,6 +114,7 @@ class LocalToolServer:
         self.port = port
         self.received: list[dict[str, str]] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.finished: list[tuple[str, dict[str, Any]]] = []
         self.metas: list[dict[str, Any]] = []
         self._statuses: dict[str, tuple[int, dict[str, str], int | None]] = {}
         self._failing: dict[str, int] = {}
@@ -148,6 +150,7 @@ class LocalToolServer:
     def reset(self) -> None:
         self.received.clear()
         self.calls.clear()
+        self.finished.clear()
         self.metas.clear()
         self._statuses.clear()
         self._failing.clear()
@@ -278,6 +281,7 @@ class LocalToolServer:
         async def slow(seconds: float) -> str:
             self._record(("slow", {"seconds": seconds}))
             await anyio.sleep(seconds)
+            self.finished.append(("slow", {"seconds": seconds}))
             return "done"
 
         @server.tool(description="Say which key the server received.", annotations=READ_ONLY)

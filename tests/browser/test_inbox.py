@@ -430,9 +430,9 @@ def test_a_request_answered_elsewhere_is_shown_as_no_longer_waiting(
     answered = http.post(f"/runs/{run_id}/answer", json={"answer": {"verdict": "approve"}})
     assert answered.status_code == 200
 
-    # The page lists again by itself every few seconds.
+    # The page lists again by itself every few seconds (5 by default): a generous wait for it.
     expect(request.locator(".gone")).to_contain_text(
-        "No longer waiting: It was answered elsewhere.", timeout=10_000
+        "No longer waiting: It was answered elsewhere.", timeout=60_000
     )
     expect(request.get_by_label("Note")).to_be_disabled()
     expect(request.get_by_label("Note")).to_have_value("Typed here first.")

@@ -122,12 +122,17 @@ def test_a_server_that_serves_another_org_is_not_offered_and_nothing_is_sent(
     assert len(served.tools.calls) == before
 
 
-def test_a_tool_that_does_not_respond_within_30_seconds_is_tools_unfinished(http: httpx.Client) -> None:
+def test_a_tool_that_does_not_respond_within_30_seconds_is_tools_unfinished(
+    served: Served, http: httpx.Client
+) -> None:
     """The real bound of parley serve (interaction-format.md, "Bounds": 30 seconds to respond)."""
     save(http, "slow-tool", SLOW)
     run_id = str(uuid.uuid4())
 
-    reply = run(http, "slow-tool", {"seconds": 45}, run_id)
+    reply = run(http, "slow-tool", {"seconds": 90}, run_id)
+    # Given up at the bound while the tool still slept, not after its answer (no upper bound on a clock).
+    assert [name for name, _ in served.tools.calls if name == "slow"] == ["slow"]
+    assert served.tools.finished == []
 
     assert reply.status_code == 503, reply.text
     problem = reply.json()
@@ -139,7 +144,7 @@ def test_a_tool_that_does_not_respond_within_30_seconds_is_tools_unfinished(http
     history = http.get(f"/runs/{run_id}/history").json()["events"]
     assert [e["type"] for e in history] == ["tool_call_started", "tool_call_failed", "run_rejected"]
     assert history[1]["data"]["because"] == "timed_out"
-    assert 30_000 <= history[1]["data"]["duration_ms"] < 45_000
+    assert history[1]["data"]["duration_ms"] >= 30_000  # the bound was waited out
 
 
 def test_an_output_of_nearly_1_mib_is_kept_and_shown_whole(http: httpx.Client) -> None:

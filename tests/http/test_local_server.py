@@ -27,7 +27,7 @@ principals:
 """
 DEFINITIONS = "/v1/orgs/acme/playbooks/campaigns/definitions"
 WRITER = {"Authorization": "Bearer dev-token"}
-READY_WITHIN = 20.0
+READY_WITHIN = 60.0  # a generous wait for a loaded machine, not a speed target
 
 
 @dataclass
@@ -99,7 +99,9 @@ def client(server: Server) -> Iterator[httpx.Client]:
 
 
 def test_it_starts_in_a_couple_of_seconds_and_says_where(server: Server) -> None:
-    assert server.startup_seconds < 10
+    # Only a clock tells "starts fast": about 1.5 s on an idle machine, so the bound is a loose 20 s
+    # (over 10x), which a loaded 2-core runner does not trip.
+    assert server.startup_seconds < 20
     first_line = server.output.read_text().splitlines()[0]
     assert first_line.startswith(f"Parley is serving {server.url} (clock: manual")
 

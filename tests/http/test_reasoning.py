@@ -655,16 +655,18 @@ def test_a_run_longer_than_the_run_wait_answers_started_and_goes_on(
         began = time.monotonic()
         answered["reply"] = run(http, example, BRIEF, run_id)
         answered["seconds"] = time.monotonic() - began
+        answered["model still answering"] = len(fake.requests_to("/v1/messages")) == 1 and bool(
+            fake.in_flight
+        )
 
     caller = threading.Thread(target=first_call)
     began = time.monotonic()
     caller.start()
     # During the wait, the server answers other requests.
     time.sleep(0.5)
-    asked = time.monotonic()
     listed = http.get("/definitions/reasoning")
     assert listed.status_code == 200, listed.text
-    assert time.monotonic() - asked < 3  # not held until the run's 6 s have passed
+    assert fake.in_flight, "the listing was held until the model answered"
     assert caller.is_alive(), "the run call returned before the run wait"
     # A retry under the same run id while the run goes on answers it as it stands.
     retried = run(http, example, BRIEF, run_id)
@@ -677,7 +679,8 @@ def test_a_run_longer_than_the_run_wait_answers_started_and_goes_on(
     assert reply.status_code == 200, reply.text
     assert reply.json()["status"] == "started"
     assert "output" not in reply.json() or reply.json()["output"] is None
-    assert RUN_WAIT_SECONDS - 0.5 <= answered["seconds"] < RUN_WAIT_SECONDS + 2, answered["seconds"]
+    assert answered["seconds"] >= RUN_WAIT_SECONDS - 0.5, answered["seconds"]  # the run wait, waited out
+    assert answered["model still answering"], "the run call was held until the model answered"
     assert get_run(http, run_id)["status"] == "started"
     # After the provider's delay, the run has ended by itself.
     shown = settled(http, run_id)
@@ -698,15 +701,14 @@ def test_runs_at_once_call_their_models_at_once(
             replies.append(run(client, example))
 
     callers = [threading.Thread(target=one) for _ in range(3)]
-    began = time.monotonic()
     for caller in callers:
         caller.start()
     for caller in callers:
         caller.join(timeout=20)
 
     assert [(reply.status_code, reply.json()["status"]) for reply in replies] == [(200, "succeeded")] * 3
-    assert time.monotonic() - began < 2 * 2.25  # not one after the other (6 s)
     assert len(fake.requests_to("/v1/messages")) == 3
+    assert fake.most_at_once == 3  # not one after the other: all three models were asked at once
 
 
 def test_a_caller_that_disconnects_does_not_interrupt_the_run(

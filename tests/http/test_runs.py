@@ -98,7 +98,7 @@ class Playbook(PlaybookClient):
             body["claimed_for"] = claimed_for
         return self.post(f"/runs/{run_id}/answer", body)
 
-    def settled(self, run_id: str, within: float = 5.0) -> dict[str, Any]:
+    def settled(self, run_id: str, within: float = 30.0) -> dict[str, Any]:
         """The run once it has left ``started`` (the spec allows "within about a second")."""
         deadline = time.monotonic() + within
         while True:

@@ -194,7 +194,7 @@ def test_settle_is_bounded(executor: LocalExecutor, functions: Functions) -> Non
     executor.settle()  # what timed out is not waited for again
 
     executor.settle(timeout=5)  # nothing left
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # a generous wait, not a speed target
     while status(executor) == "RUNNING" and time.monotonic() < deadline:
         time.sleep(0.02)
     assert status(executor) == "SUCCEEDED"

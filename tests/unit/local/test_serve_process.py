@@ -73,7 +73,7 @@ def test_serve_starts_fast_and_stops_on_sigterm_while_runs_wait(tmp_path: Path, 
             ]
         stopping = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        code = process.wait(timeout=15)
+        code = process.wait(timeout=60)  # a generous wait: runs that held the stop would never end
         stopped = time.monotonic() - stopping
         output = first_line + process.stdout.read()
     finally:
@@ -84,12 +84,15 @@ def test_serve_starts_fast_and_stops_on_sigterm_while_runs_wait(tmp_path: Path, 
             process.stdout.close()
 
     assert first_line.startswith(f"Parley is serving http://127.0.0.1:{port} (clock: manual"), output
-    # "About a second or two" on an idle machine; a generous bound for a busy 2-core CI runner.
-    assert ready < 6, output
+    # Only a clock tells "starts fast": about 1.5 s on an idle machine, so the bound is a loose 20 s
+    # (over 10x), which a loaded 2-core runner does not trip; the speed itself is a benchmark's matter.
+    assert ready < 20, output
     assert saved.status_code == 201, saved.text
     assert [r.status_code for r in runs] == [200, 200, 200], [r.text for r in runs]
     assert code == 0, output
-    assert stopped < 5, output
+    # Likewise "stops promptly" (not after a thread's own join timeout): under a second on an idle
+    # machine, so a loose 10 s (over 10x).
+    assert stopped < 10, output
     assert "Traceback" not in output
 
 
