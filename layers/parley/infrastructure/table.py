@@ -16,15 +16,19 @@ Later items (deliveries, conversations) add their own prefixes under the same ke
 serves a second view of the same items where one is needed (a run's history among the playbook's
 events).
 
-The filtered lists (issue 31: every listing reads in proportion to what it returns) each read one of
-:data:`FILTER_INDEXES`, ``gsi3`` to ``gsi9``: sparse, overloaded, and projecting only the keys (and
+The filtered lists (issue 31: every listing reads in proportion to what it returns) read
+:data:`FILTER_INDEXES`, ``gsi3`` to ``gsi5``: sparse, overloaded, and projecting only the keys (and
 ``expires_at``, the one attribute a list filters on after its key), so that they cost a write only
-when an item enters or leaves them or changes its key, never on other updates. A list with filters
-``names`` (such as ``list_runs``' ``type``, ``name`` and ``status``) gives each combination of them
-one slot (:func:`filter_index`): an item of the list holds, in that slot's ``{index}pk``, the list's
-key with the item's values of the combination, and in ``{index}sk`` the list's sort key
-(``parley.runs.items.filter_keys``). So ``GET …/runs?type=reasoning&status=rejected`` reads the slot
-of ``(type, status)`` from its newest entry on and stops at its page.
+when an item enters or leaves them or changes its key, never on other updates. Each is a *slot*: a
+list gives some of its filters a slot each (``parley.runs.items``: ``list_runs``' ``name``, ``status``
+and ``type``; ``list_interactions``' ``to``; ``list_playbook_events``' ``type``), its i-th in
+``gsi{3+i}``. An item of the list holds, in that slot's ``{index}pk``, the list's key with the item's
+value of the filter (``parley.infrastructure.keys.filter_key``), and in ``{index}sk`` the list's sort
+key. So ``GET …/runs?status=rejected`` reads the ``status`` slot from its newest entry on and stops at
+its page; a listing given several filters reads the slot of the one it prefers and checks the others on
+the items it reads, within a bounded read. Fewer slots than combinations keep writes cheap: every
+entry costs a write unit when an item enters a slot, and two when it moves (an ended run's ``status``),
+issue 31's follow-up on the inbox run's cost.
 """
 
 from __future__ import annotations
@@ -89,8 +93,8 @@ class TableDefinition:
 #: The attribute a filtered list still filters on after its index's key (an open request's expiry).
 FILTERED_AFTER_KEY: Final = ("expires_at",)
 
-#: The filter slots (see above): ``gsi3`` to ``gsi9``, one for each of the at most 7 combinations of a
-#: list's at most 3 filters.
+#: The filter slots (see above): ``gsi3`` to ``gsi5``, one for each filter a list gives a slot (at most
+#: three a list).
 FILTER_INDEXES: Final = tuple(
     IndexDefinition(
         name=f"gsi{number}",
@@ -99,17 +103,8 @@ FILTER_INDEXES: Final = tuple(
         projection="INCLUDE",
         included=FILTERED_AFTER_KEY,
     )
-    for number in range(3, 10)
+    for number in range(3, 6)
 )
-
-
-def filter_index(names: tuple[str, ...], chosen: frozenset[str] | set[str]) -> IndexDefinition:
-    """The slot of the combination ``chosen`` (not empty) of a list whose filters are ``names`` (at most
-    three, in a fixed order): the combination's bits, in the order of ``names``, number the slot."""
-    if not chosen or not chosen <= set(names) or len(names) > 3:
-        raise ValueError(f"no filter slot for {sorted(chosen)} of {names}")
-    mask = sum(1 << position for position, name in enumerate(names) if name in chosen)
-    return FILTER_INDEXES[mask - 1]
 
 
 TABLE: Final = TableDefinition(

@@ -15,13 +15,11 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
   ``parley.runs.events``); ``gsi2pk = RUN#{org}#{playbook}#{run_id}``, ``gsi2sk = {event_id}`` (a
   run's history, in order). ``data`` is JSON text.
 - the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
-- the filter slots (issue 31; ``gsi3pk``/``gsi3sk`` to ``gsi9pk``/``gsi9sk``,
-  ``parley.runs.items``): a run holds one entry for each combination of ``type``, ``name`` and
-  ``status`` (those holding ``status`` move in the write that ends it); an open request one for each
-  combination of ``to``, ``type`` and ``function`` (removed with its ``gsi1`` keys when it leaves the
-  list); an event one by ``type`` and, of a run, one by ``type`` and ``run_id``. The slots hold keys
-  and ``expires_at`` only: a filtered page reads its keys, then its items by key (``BatchGetItem``,
-  consistent), checked again against the filters.
+- the filter slots (issue 31; ``gsi3pk``/``gsi3sk`` to ``gsi5pk``/``gsi5sk``, ``parley.runs.items``): a
+  run holds one entry for each of ``name``, ``status`` and ``type`` (the ``status`` one moves in the
+  write that ends it); an open request one for ``to`` (removed with its ``gsi1`` keys when it leaves
+  the list); an event one for ``type``. The slots hold keys and ``expires_at`` only: a filtered page
+  reads its keys, then its items by key (``BatchGetItem``, consistent), checked against every filter.
 - a run's work that waits (an agent run, ``agent-runs.md``): ``sk = WORK#{run_id}``; ``claimed``, the
   last segment of work an invocation took (0 at the start, ``n`` after the run's ``n``-th request), and
   ``state``, the type's state of the work as JSON text (or ``state_ref`` in the content store past
@@ -48,32 +46,39 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.infrastructure.keys import (
+    COUNTER_KEY,
+    event_id_of,
+    event_key,
+    events_list_key,
+    filter_key,
+    history_key,
+    list_position,
+    playbook_key,
+    position_run_id,
+    request_key,
+    requests_list_key,
+    run_key,
+    runs_list_key,
+    work_key,
+)
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
 from parley.runs.items import (
-    EVENT_FILTERS,
-    REQUEST_FILTERS,
-    RUN_FILTERS,
+    EVENT_SLOTS,
+    REQUEST_SLOTS,
+    RUN_SLOTS,
+    chosen_slot,
     event_from,
-    event_key,
     event_slots,
-    events_list_key,
-    filter_key,
-    history_key,
     kept_value,
-    list_slot,
-    playbook_key,
     request_from,
-    request_key,
     request_slot_names,
     request_slots,
-    requests_list_key,
     run_from,
-    run_key,
     run_slots,
-    runs_list_key,
-    work_key,
+    slot_index,
 )
 from parley.runs.model import AnswerFact, CalledTool, Event, Parent, Request, Run
 
@@ -87,7 +92,6 @@ if TYPE_CHECKING:
 
 _LIST = TABLE.indexes[0]
 _HISTORY = TABLE.indexes[1]
-COUNTER_KEY: Final = "COUNTER#open_requests"
 #: The items a listing's page reads at most (DynamoDB's ``ScannedCount`` and the items it fetches by key)
 #: before it answers the page it has, possibly short or empty, with a ``next_cursor``: a filter applied
 #: after the index's key (an open request's expiry) can skip many items, and no request may run for
@@ -206,18 +210,17 @@ class DynamoRunStore:
         after: str | None,
     ) -> Found:
         """Runs newest first whose ``type``/``name``/``status`` equal ``filters``' values: unfiltered
-        through ``gsi1``, filtered through the slot of the filters given (``parley.runs.items``), in order,
-        stopping at ``limit``. ``after`` is the position (``{started_at}#{run_id}``) of the last run
-        shown."""
-        list_key = runs_list_key(playbook)
+        through ``gsi1``, filtered through the slot of the filter preferred (``parley.runs.items``), in
+        order, checking the others, stopping at ``limit`` or the bounded read. ``after`` is the position
+        (``{started_at}#{run_id}``) of the last run shown."""
         return self._listing(
             playbook,
-            list_key,
-            RUN_FILTERS,
+            runs_list_key(playbook),
+            RUN_SLOTS,
             filters,
             limit,
             after,
-            base_key=lambda position: run_key(position.rsplit("#", 1)[1]),
+            base_key=lambda position: run_key(position_run_id(position)),
             read=lambda item: run_from(item, None),
             keep=lambda item: all(item.get(name) == value for name, value in filters.items()),
         )
@@ -245,11 +248,11 @@ class DynamoRunStore:
         return self._listing(
             playbook,
             requests_list_key(playbook),
-            REQUEST_FILTERS,
+            REQUEST_SLOTS,
             filters,
             limit,
             after,
-            base_key=lambda position: request_key(position.rsplit("#", 1)[1]),
+            base_key=lambda position: request_key(position_run_id(position)),
             read=request_from,
             keep=keep,
             expiring_after=expiring_after,
@@ -266,9 +269,10 @@ class DynamoRunStore:
         limit: int,
         after: str | None,
     ) -> Found:
-        """Events in id order (time order), or the reverse; only those of one run (``gsi2``), of one type
-        (its slot, with the run's or not), or from the id prefix ``since`` on (the sort key's range, in
-        whichever index is read); ``after`` is the id of the last event shown."""
+        """Events in id order (time order), or the reverse; only those of one run (its history,
+        ``gsi2``, checking the type if one is given: a run's history is its own size, not the
+        playbook's), of one type (its slot), or from the id prefix ``since`` on (the sort key's range,
+        in whichever index is read); ``after`` is the id of the last event shown."""
         names: dict[str, str] = {}
         values: dict[str, AttributeValueTypeDef] = {}
         query: QueryInputTypeDef = {"TableName": self._table, "ScanIndexForward": not descending}
@@ -288,16 +292,14 @@ class DynamoRunStore:
                 start = item_key(playbook_key(playbook), event_key(after))
 
             def position(item: Mapping[str, Any]) -> str:
-                return str(item[TABLE.sort_key]["S"]).removeprefix("EVT#")
+                return event_id_of(str(item[TABLE.sort_key]["S"]))
         else:
-            if event_type is None:
-                assert run_id is not None
+            if run_id is not None:
                 index, key = _HISTORY, history_key(playbook, run_id)
             else:
-                chosen = {"type": event_type, **({"run_id": run_id} if run_id is not None else {})}
-                index = list_slot(EVENT_FILTERS, chosen)
-                combination = tuple(name for name in EVENT_FILTERS if name in chosen)
-                key = filter_key(events_list_key(playbook), combination, chosen)
+                assert event_type is not None
+                index = slot_index(EVENT_SLOTS, "type")
+                key = filter_key(events_list_key(playbook), [event_type])
                 fetch = True
             query["IndexName"] = index.name
             names["#pk"] = index.partition_key
@@ -712,7 +714,7 @@ class DynamoRunStore:
             TABLE.partition_key: playbook_key(playbook),
             TABLE.sort_key: run_key(run.run_id),
             _LIST.partition_key: runs_list_key(playbook),
-            _LIST.sort_key: f"{run.started_at}#{run.run_id}",
+            _LIST.sort_key: list_position(run.started_at, run.run_id),
             "kind": "run",
             "run_id": run.run_id,
             "type": run.type,
@@ -763,7 +765,7 @@ class DynamoRunStore:
             TABLE.partition_key: playbook_key(playbook),
             TABLE.sort_key: request_key(request.run_id),
             _LIST.partition_key: requests_list_key(playbook),
-            _LIST.sort_key: f"{request.requested_at}#{request.run_id}",
+            _LIST.sort_key: list_position(request.requested_at, request.run_id),
             "kind": "request",
             "run_id": request.run_id,
             "type": request.type,
@@ -779,12 +781,7 @@ class DynamoRunStore:
             "state": request.state,
             "standing": request.standing,
             "attempts": request.attempts,
-            **request_slots(
-                playbook,
-                {"to": request.to, "type": request.type, "function": request.function},
-                request.requested_at,
-                request.run_id,
-            ),
+            **request_slots(playbook, request.to, request.requested_at, request.run_id),
         }
         if request.delivery is not None:
             values["delivery"] = _json(request.delivery.as_json())
@@ -826,7 +823,7 @@ class DynamoRunStore:
             values["run_id"] = event.run_id
             values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
             values[_HISTORY.sort_key] = event.id
-        values.update(event_slots(playbook, event.type, event.run_id, event.id))
+        values.update(event_slots(playbook, event.type, event.id))
         return {
             "Put": {
                 "TableName": self._table,
@@ -1005,7 +1002,7 @@ class DynamoRunStore:
         self,
         playbook: PlaybookRef,
         list_key: str,
-        names: tuple[str, ...],
+        slots: tuple[str, ...],
         filters: Mapping[str, str],
         limit: int,
         after: str | None,
@@ -1015,12 +1012,13 @@ class DynamoRunStore:
         keep: Callable[[Mapping[str, Any]], bool],
         expiring_after: str | None = None,
     ) -> Found:
-        """A newest-first list: ``gsi1`` under ``list_key`` unfiltered, else the slot of ``filters``
-        under the key of their values; ``after`` is a position (the index's sort key) to go on after."""
-        if filters:
-            index = list_slot(names, filters)
-            combination = tuple(name for name in names if name in filters)
-            key = filter_key(list_key, combination, filters)
+        """A newest-first list: the slot (of ``slots``) of the filter preferred under the key of its value,
+        else ``gsi1`` under ``list_key``; the other filters are checked on the items read (``keep``).
+        ``after`` is a position (the index's sort key) to go on after."""
+        slot = chosen_slot(slots, filters)
+        if slot is not None:
+            index = slot_index(slots, slot)
+            key = filter_key(list_key, [filters[slot]])
         else:
             index, key = _LIST, list_key
         attribute_names = {"#gpk": index.partition_key}
