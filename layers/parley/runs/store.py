@@ -42,12 +42,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.infrastructure.keys import (
     COUNTER_KEY,
+    conversation_key,
     event_id_of,
     event_key,
     events_list_key,
@@ -97,6 +98,8 @@ _HISTORY = TABLE.indexes[1]
 #: after the index's key (an open request's expiry) can skip many items, and no request may run for
 #: minutes (issue 31).
 READ_BOUND: Final = 500
+#: A request's attribute naming the conversation it has joined (``parley.interaction.replies``).
+CONVERSATION_ID: Final = "conversation_id"
 
 Item = TypeVar("Item")
 
@@ -444,7 +447,7 @@ class DynamoRunStore:
         items = [update, self._put_event(playbook, event), self._decrement(playbook)]
         if ending is not None:
             items += [self._end_run(playbook, ending[0]), self._put_event(playbook, ending[1])]
-        self._transact(items)
+        self._ending(playbook, fact.run_id, items)
         if ending is not None:
             self._told(playbook, ending[0])
 
@@ -462,13 +465,15 @@ class DynamoRunStore:
         it. :class:`StoreConflict` when the request is no longer open (or not yet due)."""
         assert run.finished_at is not None
         request = self._leave_open(playbook, run.run_id, state, run.finished_at, due_by)
-        self._transact(
+        self._ending(
+            playbook,
+            run.run_id,
             [
                 request,
                 self._end_run(playbook, run),
                 self._put_event(playbook, event),
                 self._decrement(playbook),
-            ]
+            ],
         )
         self._told(playbook, run)
 
@@ -707,7 +712,7 @@ class DynamoRunStore:
         told), with ``request_expired`` and the counter's decrement. With ``due_by``, only a request whose
         expiry is not after it. :class:`StoreConflict` when it is no longer open (or not yet due)."""
         request = self._leave_open(playbook, run_id, "expired", event.at, due_by)
-        self._transact([request, self._put_event(playbook, event), self._decrement(playbook)])
+        self._ending(playbook, run_id, [request, self._put_event(playbook, event), self._decrement(playbook)])
 
     def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
         values: dict[str, Any] = {
@@ -983,6 +988,34 @@ class DynamoRunStore:
             )
         return self._content.get(key)
 
+    # --- a request that has joined a conversation (``parley.interaction.replies``) -------------------
+
+    def _ending(self, playbook: PlaybookRef, run_id: str, items: list[TransactWriteItemTypeDef]) -> None:
+        """Write a request's ending (``items``, the request's own update first) and, when the request has
+        joined a conversation (its ``conversation_id``, set by the join's own transaction), the
+        conversation's loss of it, in one transaction: the conversation's ``open_runs`` stays exact, so
+        that a read finding nothing new reads no request (issue 26). The ending is written first for a
+        request that has joined none (its condition says so: nothing is read before an inbox answer);
+        when the request has joined one, it is read for it and the ending written again with it."""
+        try:
+            self._transact(_joined_ending(playbook, run_id, items, None))
+            return
+        except StoreConflict as conflict:
+            if not conflict.failed(0):
+                raise
+            joined = self._joined(playbook, run_id)
+            if joined is None:
+                raise
+        self._transact(_joined_ending(playbook, run_id, items, joined))
+
+    def _joined(self, playbook: PlaybookRef, run_id: str) -> str | None:
+        """The conversation an open request has joined; ``None`` when it is not open or joined none."""
+        item = self._get(playbook_key(playbook), request_key(run_id))
+        if item is None or item.get("state") != "open":
+            return None
+        joined = item.get(CONVERSATION_ID)
+        return str(joined) if joined else None
+
     # --- plumbing ------------------------------------------------------------------------------
 
     def _transact(self, items: list[TransactWriteItemTypeDef]) -> None:
@@ -1113,6 +1146,39 @@ class DynamoRunStore:
                     found[_key_of(item)] = self._plain(item)
                 pending = dict(response.get("UnprocessedKeys") or {})
         return found
+
+
+def _joined_ending(
+    playbook: PlaybookRef, run_id: str, items: list[TransactWriteItemTypeDef], conversation: str | None
+) -> list[TransactWriteItemTypeDef]:
+    """``items`` (a request's ending, its update first), the request's condition extended to the
+    conversation it has joined (``None``: none); with one, the conversation's update: the run out of its
+    ``open_runs``, and one more to its ``changes`` (what a read's kept ``reader`` is checked against)."""
+    update: dict[str, Any] = dict(cast("Mapping[str, Any]", items[0]["Update"]))
+    names = {**update.get("ExpressionAttributeNames", {}), "#conversation_id": CONVERSATION_ID}
+    values = dict(update.get("ExpressionAttributeValues", {}))
+    if conversation is None:
+        condition = "attribute_not_exists(#conversation_id)"
+    else:
+        condition = "#conversation_id = :conversation_id"
+        values[":conversation_id"] = {"S": conversation}
+    update["ConditionExpression"] = f"({update['ConditionExpression']}) AND {condition}"
+    update["ExpressionAttributeNames"] = names
+    update["ExpressionAttributeValues"] = values
+    written = [cast("TransactWriteItemTypeDef", {"Update": update}), *items[1:]]
+    if conversation is not None:
+        written.append(
+            {
+                "Update": {
+                    "TableName": update["TableName"],
+                    "Key": item_key(playbook_key(playbook), conversation_key(conversation)),
+                    "UpdateExpression": "DELETE #open :run ADD #changes :one",
+                    "ExpressionAttributeNames": {"#open": "open_runs", "#changes": "changes"},
+                    "ExpressionAttributeValues": {":run": {"SS": [run_id]}, ":one": {"N": "1"}},
+                }
+            }
+        )
+    return written
 
 
 def _key_of(item: Mapping[str, Any]) -> tuple[str, str]:
