@@ -1,17 +1,9 @@
 """The one DynamoDB table: keys and indexes, read by the CDK stack and by the local server.
 
-Single-table layout (items of one playbook share a partition, so a playbook is one key range):
+Single-table layout: every item of a playbook shares its partition, so a playbook is one key range.
+The keys themselves (partition, sort and index keys of every item) are built and described in one
+module, ``parley.infrastructure.keys``; this one declares the table's key attributes and indexes.
 
-- definition head (the latest version): pk ``PB#{org}#{playbook}``, sk ``DEF#{type}#{name}``;
-  gsi1pk ``PB#{org}#{playbook}#DEF#{type}``, gsi1sk ``{created_at}#{name}``.
-- definition version (immutable): pk ``PB#{org}#{playbook}``, sk ``DEFV#{type}#{name}#{version:08d}``.
-- run: sk ``RUN#{run_id}``; gsi1pk ``PB#…#RUN``, gsi1sk ``{started_at}#{run_id}``.
-- request: sk ``REQ#{run_id}``; gsi1pk ``PB#…#REQ``, gsi1sk ``{requested_at}#{run_id}`` while it is open
-  (removed when it leaves the inbox, so the open list is the index).
-- event: sk ``EVT#{event_id}``; gsi2pk ``RUN#{org}#{playbook}#{run_id}``, gsi2sk ``{event_id}`` (the history).
-- the playbook's open-requests counter: sk ``COUNTER#open_requests``, attribute ``count``.
-
-Later items (deliveries, conversations) add their own prefixes under the same keys.
 ``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time. ``gsi2``
 serves a second view of the same items where one is needed (a run's history among the playbook's
 events).
