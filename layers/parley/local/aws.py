@@ -193,14 +193,17 @@ def backfill_listing_indexes(name: str = LOCAL_TABLE) -> int:
     changed. Idempotent: a restart finds none to change."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from parley.runs.items import with_listing_indexes
+    from parley.runs.items import holds_listing_indexes, with_listing_indexes
 
     table = moto_table(name)
     given = 0
     with moto_lock():
         for by_sort in table.items.values():
             for item in by_sort.values():
-                if "kind" not in item.attrs:
+                kind, state = item.attrs.get("kind"), item.attrs.get("state")
+                if kind is None or holds_listing_indexes(
+                    kind.value, state.value if state is not None else None, item.attrs
+                ):
                     continue
                 attributes = item.to_json()["Attributes"]
                 whole = with_listing_indexes(attributes)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from parley.definitions.model import PlaybookRef
@@ -39,6 +39,7 @@ __all__ = [
     "events_list_key",
     "filter_key",
     "history_key",
+    "holds_listing_indexes",
     "kept_value",
     "playbook_key",
     "request_from",
@@ -243,6 +244,22 @@ def event_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Ev
         data=content,
         omitted=omitted,
     )
+
+
+def holds_listing_indexes(kind: str | None, state: str | None, names: Iterable[str]) -> bool:
+    """Whether an item of ``kind`` (a request's ``state``) whose attributes are ``names`` holds the
+    filter slots it should and no other (a name-only look: an item from before the slots, or from their
+    earlier layout, does not)."""
+    wanted = {"run": RUN_SLOTS, "event": EVENT_SLOTS}.get(kind or "", ())
+    if kind == "request" and state == "open":
+        wanted = REQUEST_SLOTS
+    held = {name for name in names if _SLOT_ATTRIBUTE.fullmatch(name)}
+    expected = {
+        attribute
+        for index in FILTER_INDEXES[: len(wanted)]
+        for attribute in (index.partition_key, index.sort_key)
+    }
+    return held == expected
 
 
 def with_listing_indexes(item: Mapping[str, Any]) -> dict[str, Any]:
