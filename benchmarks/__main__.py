@@ -61,7 +61,10 @@ def main() -> None:
     print(f"  Lambda invocations: {calls['lambda_invocations']}")
     print(f"  DynamoDB calls: {calls['dynamodb_calls']}")
     writes, reads = calls["dynamodb_units"]
-    print(f"  DynamoDB request units: {writes:g} write, {reads:g} read")
+    print(
+        f"  DynamoDB request units: {writes:g} write (of which {calls['index_write_units']:g} the indexes'), "
+        f"{reads:g} read"
+    )
     print(f"  schedules: {calls['schedules']}")
     total = sum(calls["cost_per_1000_runs"].values())
     billed = runs.ASSUMED_BILLED_SECONDS * 1000

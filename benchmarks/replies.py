@@ -659,8 +659,9 @@ def report() -> None:
         f"  a read that discovered and listed first ({REQUESTS_OF_A_FULL_EXCHANGE} requests) would wait "
         f"{full * 1000:.0f} ms: ${sum(calls.priced(full).values()) * 1000:.2f} per 1,000"
     )
-    # What-if: a quiet read without its BatchGetItem (the open requests kept exact on the conversation
-    # by the endings' own transactions): one AWS call, its CPU in botocore and its read units less.
+    # What-if, for a timer whose quiet reads still read their requests (a BatchGetItem: none since the
+    # conversation keeps its open requests exact and the oldest one's reading, issue 26): one AWS call,
+    # its CPU in botocore and its read units less.
     batch_cpu = timer.quiet_aws_cpu("BatchGetItem")
     if batch_cpu:
         without = calls.priced(

@@ -27,6 +27,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks.dynamo_units import item_size, write_units
+from parley.infrastructure.table import TABLE
+
 ROOT = Path(__file__).resolve().parent.parent
 BRIEF = (ROOT / "examples" / "definitions" / "approve-campaign-brief.md").read_text()
 INPUT = {"owner": "maria@example.com", "review": "Clear goals; the budget needs a source."}
@@ -233,47 +236,89 @@ def cpu_per_operation(rounds: int = 300) -> dict[str, tuple[float, float]]:
 
 @dataclass
 class Tally:
-    """DynamoDB calls and their request units, estimated from the items' sizes as DynamoDB meters them."""
+    """DynamoDB calls and their request units, as DynamoDB meters them (``benchmarks.dynamo_units``): a
+    write's item and its index entries, read from the item before and after the write (through the
+    client, unmetered); a read's items by size."""
 
     client: Any
     calls: Counter[str] = field(default_factory=Counter)
     write_units: float = 0.0
     read_units: float = 0.0
+    #: The part of :attr:`write_units` that the table's global secondary indexes take.
+    index_write_units: float = 0.0
     on: bool = False
 
     def __getattr__(self, name: str) -> Any:
         live = getattr(self.client, name)
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            response = live(*args, **kwargs)
-            if self.on:
+            if not self.on:
+                return live(*args, **kwargs)
+            written = _written(name, kwargs)
+            before = [self._image(table, key) for table, key, _ in written]
+            try:
+                response = live(*args, **kwargs)
+            except Exception:
                 self.calls[name] += 1
-                self._meter(name, kwargs, response)
+                for image, (_, _, transactional) in zip(before, written, strict=True):
+                    own, _ = write_units(image, image, (), None, transactional=transactional, done=False)
+                    self.write_units += own
+                raise
+            self.calls[name] += 1
+            after = [self._image(table, key) for table, key, _ in written]
+            for old, new, (_, _, transactional) in zip(before, after, written, strict=True):
+                own, indexed = write_units(old, new, TABLE.indexes, TABLE, transactional=transactional)
+                self.write_units += own + indexed
+                self.index_write_units += indexed
+            self._meter(name, kwargs, response)
             return response
 
         return call
 
-    def _meter(self, name: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
-        def size(item: Any) -> int:
-            return len(json.dumps(item, default=str)) if item else 1
+    def _image(self, table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
+        found = self.client.get_item(TableName=table, Key=dict(key), ConsistentRead=True).get("Item")
+        return dict(found) if found else None
 
+    def _meter(self, name: str, request: Mapping[str, Any], response: Mapping[str, Any]) -> None:
         if name == "transact_write_items":
             for entry in request["TransactItems"]:
-                for kind, body in entry.items():
-                    if kind == "ConditionCheck":
-                        self.read_units += 2 * math.ceil(size(body.get("Key")) / 4096)
-                    else:
-                        self.write_units += 2 * math.ceil(size(body.get("Item") or body.get("Key")) / 1024)
-        elif name in ("put_item", "update_item", "delete_item"):
-            self.write_units += math.ceil(size(request.get("Item") or request.get("Key")) / 1024)
+                if "ConditionCheck" in entry:
+                    body = entry["ConditionCheck"]
+                    checked = item_size(self._image(body["TableName"], body["Key"]))
+                    self.read_units += 2 * math.ceil(max(1, checked) / 4096)
         elif name == "get_item":
             strong = 1 if request.get("ConsistentRead") else 0.5
-            self.read_units += strong * math.ceil(size(response.get("Item")) / 4096)
+            self.read_units += strong * math.ceil(max(1, item_size(response.get("Item"))) / 4096)
         elif name == "query":
             strong = 1 if request.get("ConsistentRead") else 0.5
             self.read_units += strong * max(
-                1, math.ceil(sum(size(i) for i in response.get("Items", [])) / 4096)
+                1, math.ceil(sum(item_size(i) for i in response.get("Items", [])) / 4096)
             )
+
+
+def _written(name: str, request: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], bool]]:
+    """The items a write names: ``(table, key, transactional)``."""
+
+    def key_of(body: Mapping[str, Any]) -> dict[str, Any]:
+        item = body.get("Key") or body.get("Item") or {}
+        return {name: item[name] for name in (TABLE.partition_key, TABLE.sort_key)}
+
+    if name == "transact_write_items":
+        return [
+            (body["TableName"], key_of(body), True)
+            for entry in request["TransactItems"]
+            for kind, body in entry.items()
+            if kind in ("Put", "Update", "Delete")
+        ]
+    if name in ("put_item", "update_item", "delete_item"):
+        return [(request["TableName"], key_of(request), False)]
+    if name == "batch_write_item":
+        return [
+            (table, key_of(next(iter(entry.values()))), False)
+            for table, entries in request["RequestItems"].items()
+            for entry in entries
+        ]
+    return []
 
 
 def calls_of_an_answered_run() -> dict[str, Any]:
@@ -361,6 +406,7 @@ def calls_of_an_answered_run() -> dict[str, Any]:
         "lambda_invocations": invocations,
         "dynamodb_calls": dict(tally.calls),
         "dynamodb_units": (tally.write_units, tally.read_units),
+        "index_write_units": tally.index_write_units,
         "schedules": dict(schedules),
         "cost_per_1000_runs": {k: v * 1000 for k, v in cost.items()},
     }

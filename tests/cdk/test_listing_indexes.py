@@ -1,5 +1,5 @@
 """The listings' indexes (issue 31) are in the synthesized table as in the local one: ``gsi1`` and
-``gsi2`` whole, the filter slots ``gsi3`` to ``gsi9`` holding the keys and ``expires_at`` only."""
+``gsi2`` whole, the filter slots ``gsi3`` to ``gsi5`` holding the keys and ``expires_at`` only."""
 
 from __future__ import annotations
 

@@ -11,26 +11,18 @@ The keys are made here and only here (:func:`org_key`, :func:`connection_key`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from parley.connections.model import Connection, ConnectionAuth, ConnectionStatus
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.errors import ParleyError
+from parley.infrastructure.keys import CONNECTION_PREFIX as CONNECTION_PREFIX
+from parley.infrastructure.keys import connection_key as connection_key
+from parley.infrastructure.keys import org_key as org_key
 from parley.infrastructure.table import TABLE
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
-
-CONNECTION_PREFIX: Final = "CONNECTION#"
-
-
-def org_key(org: str) -> str:
-    """The partition of an org's own items (its connections)."""
-    return f"ORG#{org}"
-
-
-def connection_key(name: str) -> str:
-    return f"{CONNECTION_PREFIX}{name}"
 
 
 class ConnectionExists(ParleyError):

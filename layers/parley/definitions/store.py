@@ -17,6 +17,11 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from parley.definitions.model import Definition, PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, StoreContention, item_key, translated
+from parley.infrastructure.keys import definition_head_key as head_key
+from parley.infrastructure.keys import definition_version_key as version_key
+from parley.infrastructure.keys import definitions_list_key as list_key
+from parley.infrastructure.keys import definitions_list_sort_key as list_sort_key
+from parley.infrastructure.keys import playbook_key
 from parley.infrastructure.table import TABLE
 
 if TYPE_CHECKING:
@@ -87,26 +92,6 @@ class DefinitionStore(Protocol):
     ) -> tuple[list[Definition], bool]:
         """Up to ``limit`` heads, newest first, after ``after``; and whether more follow."""
         ...
-
-
-def playbook_key(playbook: PlaybookRef) -> str:
-    return f"PB#{playbook.org}#{playbook.playbook}"
-
-
-def head_key(definition_type: str, name: str) -> str:
-    return f"DEF#{definition_type}#{name}"
-
-
-def version_key(definition_type: str, name: str, version: int) -> str:
-    return f"DEFV#{definition_type}#{name}#{version:08d}"
-
-
-def list_key(playbook: PlaybookRef, definition_type: str) -> str:
-    return f"{playbook_key(playbook)}#DEF#{definition_type}"
-
-
-def list_sort_key(created_at: str, name: str) -> str:
-    return f"{created_at}#{name}"
 
 
 class DynamoDefinitionStore:

@@ -1,30 +1,26 @@
 """The one DynamoDB table: keys and indexes, read by the CDK stack and by the local server.
 
-Single-table layout (items of one playbook share a partition, so a playbook is one key range):
+Single-table layout: every item of a playbook shares its partition, so a playbook is one key range.
+The keys themselves (partition, sort and index keys of every item) are built and described in one
+module, ``parley.infrastructure.keys``; this one declares the table's key attributes and indexes.
 
-- definition head (the latest version): pk ``PB#{org}#{playbook}``, sk ``DEF#{type}#{name}``;
-  gsi1pk ``PB#{org}#{playbook}#DEF#{type}``, gsi1sk ``{created_at}#{name}``.
-- definition version (immutable): pk ``PB#{org}#{playbook}``, sk ``DEFV#{type}#{name}#{version:08d}``.
-- run: sk ``RUN#{run_id}``; gsi1pk ``PB#…#RUN``, gsi1sk ``{started_at}#{run_id}``.
-- request: sk ``REQ#{run_id}``; gsi1pk ``PB#…#REQ``, gsi1sk ``{requested_at}#{run_id}`` while it is open
-  (removed when it leaves the inbox, so the open list is the index).
-- event: sk ``EVT#{event_id}``; gsi2pk ``RUN#{org}#{playbook}#{run_id}``, gsi2sk ``{event_id}`` (the history).
-- the playbook's open-requests counter: sk ``COUNTER#open_requests``, attribute ``count``.
-
-Later items (deliveries, conversations) add their own prefixes under the same keys.
 ``gsi1`` serves every "newest first" list: its sort key starts with an ISO 8601 UTC time. ``gsi2``
 serves a second view of the same items where one is needed (a run's history among the playbook's
 events).
 
-The filtered lists (issue 31: every listing reads in proportion to what it returns) each read one of
-:data:`FILTER_INDEXES`, ``gsi3`` to ``gsi9``: sparse, overloaded, and projecting only the keys (and
+The filtered lists (issue 31: every listing reads in proportion to what it returns) read
+:data:`FILTER_INDEXES`, ``gsi3`` to ``gsi5``: sparse, overloaded, and projecting only the keys (and
 ``expires_at``, the one attribute a list filters on after its key), so that they cost a write only
-when an item enters or leaves them or changes its key, never on other updates. A list with filters
-``names`` (such as ``list_runs``' ``type``, ``name`` and ``status``) gives each combination of them
-one slot (:func:`filter_index`): an item of the list holds, in that slot's ``{index}pk``, the list's
-key with the item's values of the combination, and in ``{index}sk`` the list's sort key
-(``parley.runs.items.filter_keys``). So ``GET …/runs?type=reasoning&status=rejected`` reads the slot
-of ``(type, status)`` from its newest entry on and stops at its page.
+when an item enters or leaves them or changes its key, never on other updates. Each is a *slot*: a
+list gives some of its filters a slot each (``parley.runs.items``: ``list_runs``' ``name``, ``status``
+and ``type``; ``list_interactions``' ``to``; ``list_playbook_events``' ``type``), its i-th in
+``gsi{3+i}``. An item of the list holds, in that slot's ``{index}pk``, the list's key with the item's
+value of the filter (``parley.infrastructure.keys.filter_key``), and in ``{index}sk`` the list's sort
+key. So ``GET …/runs?status=rejected`` reads the ``status`` slot from its newest entry on and stops at
+its page; a listing given several filters reads the slot of the one it prefers and checks the others on
+the items it reads, within a bounded read. Fewer slots than combinations keep writes cheap: every
+entry costs a write unit when an item enters a slot, and two when it moves (an ended run's ``status``),
+issue 31's follow-up on the inbox run's cost.
 """
 
 from __future__ import annotations
@@ -89,8 +85,8 @@ class TableDefinition:
 #: The attribute a filtered list still filters on after its index's key (an open request's expiry).
 FILTERED_AFTER_KEY: Final = ("expires_at",)
 
-#: The filter slots (see above): ``gsi3`` to ``gsi9``, one for each of the at most 7 combinations of a
-#: list's at most 3 filters.
+#: The filter slots (see above): ``gsi3`` to ``gsi5``, one for each filter a list gives a slot (at most
+#: three a list).
 FILTER_INDEXES: Final = tuple(
     IndexDefinition(
         name=f"gsi{number}",
@@ -99,17 +95,8 @@ FILTER_INDEXES: Final = tuple(
         projection="INCLUDE",
         included=FILTERED_AFTER_KEY,
     )
-    for number in range(3, 10)
+    for number in range(3, 6)
 )
-
-
-def filter_index(names: tuple[str, ...], chosen: frozenset[str] | set[str]) -> IndexDefinition:
-    """The slot of the combination ``chosen`` (not empty) of a list whose filters are ``names`` (at most
-    three, in a fixed order): the combination's bits, in the order of ``names``, number the slot."""
-    if not chosen or not chosen <= set(names) or len(names) > 3:
-        raise ValueError(f"no filter slot for {sorted(chosen)} of {names}")
-    mask = sum(1 << position for position, name in enumerate(names) if name in chosen)
-    return FILTER_INDEXES[mask - 1]
 
 
 TABLE: Final = TableDefinition(

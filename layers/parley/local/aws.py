@@ -187,28 +187,34 @@ def moto_table(name: str = LOCAL_TABLE) -> Any:
 
 
 def backfill_listing_indexes(name: str = LOCAL_TABLE) -> int:
-    """Give the runs, open requests and events of moto's table that lack them the listings' filter slots
-    (issue 31: items a data folder kept from before the slots; ``parley.runs.items.with_listing_indexes``),
-    in place, under :func:`moto_lock`; how many items were given them. Idempotent: a restart finds
-    none to give."""
+    """Give the runs, open requests and events of moto's table the listings' filter slots they should
+    hold (issue 31: items a data folder kept from before the slots, or from an earlier layout of them;
+    ``parley.runs.items.with_listing_indexes``), in place, under :func:`moto_lock`; how many items
+    changed. Idempotent: a restart finds none to change."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from parley.infrastructure.table import FILTER_INDEXES
-    from parley.runs.items import with_listing_indexes
+    from parley.runs.items import holds_listing_indexes, with_listing_indexes
 
-    marker = FILTER_INDEXES[0].partition_key  # (every run, open request and event has an entry there)
     table = moto_table(name)
     given = 0
     with moto_lock():
         for by_sort in table.items.values():
             for item in by_sort.values():
-                if marker in item.attrs or "kind" not in item.attrs:
+                kind, state = item.attrs.get("kind"), item.attrs.get("state")
+                if kind is None or holds_listing_indexes(
+                    kind.value, state.value if state is not None else None, item.attrs
+                ):
                     continue
                 attributes = item.to_json()["Attributes"]
                 whole = with_listing_indexes(attributes)
-                for added in whole.keys() - attributes.keys():
-                    item.attrs[added] = DynamoType(whole[added])
-                given += whole.keys() != attributes.keys()
+                if whole == attributes:
+                    continue
+                for removed in attributes.keys() - whole.keys():
+                    del item.attrs[removed]
+                for added, value in whole.items():
+                    if attributes.get(added) != value:
+                        item.attrs[added] = DynamoType(value)
+                given += 1
     return given
 
 

@@ -227,8 +227,7 @@ class LocalData:
         for item in self._items():
             plain = codec.plain(item)
             if plain.get("kind") == "request" and plain.get("state") == "open":
-                _, org, playbook = str(plain["pk"]).split("#", 2)
-                found.append((PlaybookRef(org, playbook), request_from(plain)))
+                found.append((PlaybookRef(*_playbook_of(str(plain["pk"]))), request_from(plain)))
         return found
 
     def started_workflows(self) -> list[tuple[PlaybookRef, Run]]:
@@ -246,8 +245,9 @@ class LocalData:
                 and plain.get("type") == "workflow"
                 and plain.get("status") == "started"
             ):
-                _, org, playbook = str(plain["pk"]).split("#", 2)
-                found.append((PlaybookRef(org, playbook), run_from(plain, self._content.get)))
+                found.append(
+                    (PlaybookRef(*_playbook_of(str(plain["pk"]))), run_from(plain, self._content.get))
+                )
         return found
 
     def ended_requests_of_started_runs(self) -> list[tuple[PlaybookRef, Request]]:
@@ -269,8 +269,7 @@ class LocalData:
         found = []
         for pk, plain in ended:
             if (pk, str(plain["run_id"])) in started:
-                _, org, playbook = pk.split("#", 2)
-                found.append((PlaybookRef(org, playbook), request_from(plain)))
+                found.append((PlaybookRef(*_playbook_of(pk)), request_from(plain)))
         return found
 
     # --- as it goes: what the writes left (parley.local.aws.WriteLog, scheduler.ScheduleJournal) -------
@@ -408,3 +407,13 @@ def moto_items(hash_name: str, range_name: str | None) -> Callable[[str], Any]:
         return made
 
     return item
+
+
+def _playbook_of(pk: str) -> tuple[str, str]:
+    """``(org, playbook)`` of a run's or a request's partition key."""
+    from parley.infrastructure.keys import playbook_of
+
+    found = playbook_of(pk)
+    if found is None:
+        raise ValueError(f"not a playbook's partition key: {pk!r}")
+    return found

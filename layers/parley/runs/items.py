@@ -1,94 +1,97 @@
-"""The run lifecycle's items in the one table (``parley.infrastructure.table``): their keys, and how
-an item reads back as a run, a request or an event. ``parley.runs.store`` writes them, each under its
+"""The run lifecycle's items in the one table (``parley.infrastructure.table``): their filter slots
+(their keys are built in ``parley.infrastructure.keys``, re-exported here), and how an item reads back
+as a run, a request or an event. ``parley.runs.store`` writes them, each under its
 condition; its docstring lists the items and their attributes."""
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from parley.definitions.model import PlaybookRef
-from parley.infrastructure.table import IndexDefinition, filter_index
+from parley.infrastructure.keys import (
+    event_key,
+    events_list_key,
+    filter_key,
+    history_key,
+    list_position,
+    playbook_key,
+    playbook_of,
+    request_key,
+    requests_list_key,
+    run_key,
+    runs_list_key,
+    work_key,
+)
+from parley.infrastructure.table import FILTER_INDEXES, IndexDefinition
 from parley.runs.model import AnswerFact, CalledTool, Delivery, Event, Parent, Rejection, Request, Run
 
+__all__ = [
+    "EVENT_SLOTS",
+    "REQUEST_SLOTS",
+    "RUN_SLOTS",
+    "chosen_slot",
+    "event_from",
+    "event_key",
+    "event_slots",
+    "events_list_key",
+    "filter_key",
+    "history_key",
+    "holds_listing_indexes",
+    "kept_value",
+    "playbook_key",
+    "request_from",
+    "request_key",
+    "request_slot_names",
+    "request_slots",
+    "requests_list_key",
+    "run_from",
+    "run_key",
+    "run_slots",
+    "runs_list_key",
+    "slot_index",
+    "with_listing_indexes",
+    "work_key",
+]
 
-def playbook_key(playbook: PlaybookRef) -> str:
-    return f"PB#{playbook.org}#{playbook.playbook}"
+#: The filters of each list (``http-api.md``) that have a slot of their own (issue 31), in the order a
+#: listing prefers them when it is given several (the most selective first): the i-th is kept in
+#: ``FILTER_INDEXES[i]``. A listing given filters reads the slot of the first of them here and checks the
+#: others on the items it reads; given none of them (``list_interactions`` by ``type`` or ``function``
+#: only), it reads the unfiltered list and checks them there. Either read stops at its page or at the
+#: store's bounded read (``parley.runs.store.READ_BOUND``). Each slot costs a write unit an item that
+#: enters it, two an item that moves in it; so a run has three (a ``status`` that moves when it ends),
+#: an open request one (``to``: whose inbox; left when the request leaves the list), an event one.
+RUN_SLOTS: Final = ("name", "status", "type")
+REQUEST_SLOTS: Final = ("to",)
+#: An event's ``run_id`` is its run's history (``gsi2``), preferred to the ``type`` slot when given.
+EVENT_SLOTS: Final = ("type",)
 
-
-def run_key(run_id: str) -> str:
-    return f"RUN#{run_id}"
-
-
-def request_key(run_id: str) -> str:
-    return f"REQ#{run_id}"
-
-
-def event_key(event_id: str) -> str:
-    return f"EVT#{event_id}"
-
-
-def runs_list_key(playbook: PlaybookRef) -> str:
-    return f"{playbook_key(playbook)}#RUN"
-
-
-def requests_list_key(playbook: PlaybookRef) -> str:
-    return f"{playbook_key(playbook)}#REQ"
-
-
-def work_key(run_id: str) -> str:
-    return f"WORK#{run_id}"
-
-
-def history_key(playbook: PlaybookRef, run_id: str) -> str:
-    return f"RUN#{playbook.org}#{playbook.playbook}#{run_id}"
-
-
-#: The filters of each list (``http-api.md``), in the order that numbers their slots
-#: (``parley.infrastructure.table.filter_index``).
-RUN_FILTERS: Final = ("type", "name", "status")
-REQUEST_FILTERS: Final = ("to", "type", "function")
-EVENT_FILTERS: Final = ("type", "run_id")
-#: An event's ``run_id`` alone is its run's history (``gsi2``): no slot of its own.
-_EVENT_SLOTS: Final = (frozenset({"type"}), frozenset({"type", "run_id"}))
-
-#: A slot's partition key longer than this (in bytes) is kept as a digest (DynamoDB allows 2,048).
-_KEY_TEXT_MAX: Final = 512
-
-
-def filter_key(list_key: str, names: tuple[str, ...], values: Mapping[str, Any]) -> str:
-    """The partition key of the slot of ``names`` (a combination, in the list's order) holding items
-    whose values are ``values``: the list's key and the values as JSON (no value can run into the next),
-    or its digest when long. A list reads the same key from the filters it is given."""
-    text = json.dumps([str(values[name]) for name in names], ensure_ascii=False, separators=(",", ":"))
-    if len(text.encode("utf-8", "surrogatepass")) > _KEY_TEXT_MAX:
-        text = "#" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{list_key}?{text}"
+#: An attribute of a filter slot, of these indexes or of the seven an earlier layout had.
+_SLOT_ATTRIBUTE: Final = re.compile(r"gsi([3-9]|[1-9]\d+)(pk|sk)")
 
 
-def combinations(names: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """Every combination of ``names`` that is not empty, each in the order of ``names``."""
-    return [
-        combination
-        for size in range(1, len(names) + 1)
-        for combination in itertools.combinations(names, size)
-    ]
+def slot_index(slots: tuple[str, ...], name: str) -> IndexDefinition:
+    """The index of the slot of filter ``name`` of a list whose slots are ``slots``."""
+    return FILTER_INDEXES[slots.index(name)]
 
 
-def slot_attributes(
-    list_key: str, names: tuple[str, ...], values: Mapping[str, Any], sort: str, *, only: str | None = None
+def chosen_slot(slots: tuple[str, ...], filters: Mapping[str, Any]) -> str | None:
+    """The filter, of those given, whose slot a listing reads; ``None`` when none has a slot."""
+    return next((name for name in slots if name in filters), None)
+
+
+def _slot_attributes(
+    list_key: str, slots: tuple[str, ...], values: Mapping[str, Any], sort: str, *, only: str | None = None
 ) -> dict[str, str]:
-    """The slot attributes of an item of a list: for each combination of its filters (or only those
-    holding ``only``), ``{index}pk`` and ``{index}sk``."""
     attributes: dict[str, str] = {}
-    for combination in combinations(names):
-        if only is not None and only not in combination:
+    for name in slots:
+        if only is not None and name != only:
             continue
-        index = filter_index(names, set(combination))
-        attributes[index.partition_key] = filter_key(list_key, combination, values)
+        index = slot_index(slots, name)
+        attributes[index.partition_key] = filter_key(list_key, [values[name]])
         attributes[index.sort_key] = sort
     return attributes
 
@@ -103,49 +106,30 @@ def run_slots(
     *,
     only: str | None = None,
 ) -> dict[str, str]:
-    """A run's entries in ``list_runs``' slots (``only="status"``: those a status change moves)."""
+    """A run's entries in ``list_runs``' slots (``only="status"``: the one a status change moves)."""
     values = {"type": run_type, "name": name, "status": status}
-    return slot_attributes(runs_list_key(playbook), RUN_FILTERS, values, f"{started_at}#{run_id}", only=only)
+    position = list_position(started_at, run_id)
+    return _slot_attributes(runs_list_key(playbook), RUN_SLOTS, values, position, only=only)
 
 
-def request_slots(
-    playbook: PlaybookRef, values: Mapping[str, Any], requested_at: str, run_id: str
-) -> dict[str, str]:
+def request_slots(playbook: PlaybookRef, to: str, requested_at: str, run_id: str) -> dict[str, str]:
     """An open request's entries in ``list_interactions``' slots (removed when it leaves the list)."""
-    return slot_attributes(requests_list_key(playbook), REQUEST_FILTERS, values, f"{requested_at}#{run_id}")
+    position = list_position(requested_at, run_id)
+    return _slot_attributes(requests_list_key(playbook), REQUEST_SLOTS, {"to": to}, position)
 
 
 def request_slot_names() -> list[str]:
     """The attributes of every slot a request may hold (removed, with the list's, when it leaves)."""
     names: list[str] = []
-    for combination in combinations(REQUEST_FILTERS):
-        index = filter_index(REQUEST_FILTERS, set(combination))
+    for name in REQUEST_SLOTS:
+        index = slot_index(REQUEST_SLOTS, name)
         names.extend((index.partition_key, index.sort_key))
     return names
 
 
-def event_slots(playbook: PlaybookRef, event_type: str, run_id: str | None, event_id: str) -> dict[str, str]:
-    """An event's entries in ``list_playbook_events``' slots: by ``type``, and by ``type`` and
-    ``run_id`` for an event of a run."""
-    values = {"type": event_type, "run_id": run_id}
-    attributes: dict[str, str] = {}
-    for chosen in _EVENT_SLOTS:
-        if run_id is None and "run_id" in chosen:
-            continue
-        combination = tuple(name for name in EVENT_FILTERS if name in chosen)
-        index = filter_index(EVENT_FILTERS, chosen)
-        attributes[index.partition_key] = filter_key(events_list_key(playbook), combination, values)
-        attributes[index.sort_key] = event_id
-    return attributes
-
-
-def list_slot(names: tuple[str, ...], filters: Mapping[str, str]) -> IndexDefinition:
-    """The slot a list reads for the filters it is given (not empty)."""
-    return filter_index(names, set(filters))
-
-
-def events_list_key(playbook: PlaybookRef) -> str:
-    return f"{playbook_key(playbook)}#EVT"
+def event_slots(playbook: PlaybookRef, event_type: str, event_id: str) -> dict[str, str]:
+    """An event's entries in ``list_playbook_events``' slots."""
+    return _slot_attributes(events_list_key(playbook), EVENT_SLOTS, {"type": event_type}, event_id)
 
 
 def run_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Run:
@@ -262,18 +246,32 @@ def event_from(data: Mapping[str, Any], load: Callable[[str], str] | None) -> Ev
     )
 
 
+def holds_listing_indexes(kind: str | None, state: str | None, names: Iterable[str]) -> bool:
+    """Whether an item of ``kind`` (a request's ``state``) whose attributes are ``names`` holds the
+    filter slots it should and no other (a name-only look: an item from before the slots, or from their
+    earlier layout, does not)."""
+    wanted = {"run": RUN_SLOTS, "event": EVENT_SLOTS}.get(kind or "", ())
+    if kind == "request" and state == "open":
+        wanted = REQUEST_SLOTS
+    held = {name for name in names if _SLOT_ATTRIBUTE.fullmatch(name)}
+    expected = {
+        attribute
+        for index in FILTER_INDEXES[: len(wanted)]
+        for attribute in (index.partition_key, index.sort_key)
+    }
+    return held == expected
+
+
 def with_listing_indexes(item: Mapping[str, Any]) -> dict[str, Any]:
-    """``item`` (DynamoDB JSON) with the filter slots' attributes of a run, an open request or an event
-    (issue 31), for items written before the slots were (a data folder's): a run lacking them is in
-    ``list_runs`` unfiltered but in no filtered list until it is written again. Other items, and items
-    that hold them, come back as they are."""
-    if "gsi3pk" in item or "kind" not in item or "pk" not in item:
+    """``item`` (DynamoDB JSON) with the filter slots' attributes a run, an open request or an event
+    holds (issue 31), for items a data folder kept from before the slots or from an earlier layout of
+    them: slot attributes it should not hold are left out, those it should are (re)made from its own
+    attributes. Other items come back as they are."""
+    kind = item.get("kind", {}).get("S")
+    found = playbook_of(str(item.get("pk", {}).get("S", "")))
+    if kind not in ("run", "request", "event") or found is None:
         return dict(item)
-    kind = item["kind"].get("S")
-    org_playbook = str(item["pk"]["S"]).removeprefix("PB#").split("#", 1)
-    if len(org_playbook) != 2:
-        return dict(item)
-    playbook = PlaybookRef(org_playbook[0], org_playbook[1])
+    playbook = PlaybookRef(*found)
 
     def text(name: str) -> str:
         return str(item.get(name, {}).get("S", ""))
@@ -283,10 +281,10 @@ def with_listing_indexes(item: Mapping[str, Any]) -> dict[str, Any]:
             playbook, text("type"), text("name"), text("status"), text("started_at"), text("run_id")
         )
     elif kind == "request" and text("state") == "open":
-        values = {"to": text("to"), "type": text("type"), "function": text("function")}
-        added = request_slots(playbook, values, text("requested_at"), text("run_id"))
+        added = request_slots(playbook, text("to"), text("requested_at"), text("run_id"))
     elif kind == "event":
-        added = event_slots(playbook, text("type"), text("run_id") or None, text("event_id"))
+        added = event_slots(playbook, text("type"), text("event_id"))
     else:
-        return dict(item)
-    return {**item, **{name: {"S": value} for name, value in added.items()}}
+        added = {}
+    kept = {name: value for name, value in item.items() if not _SLOT_ATTRIBUTE.fullmatch(name)}
+    return {**kept, **{name: {"S": value} for name, value in added.items()}}

@@ -11,6 +11,7 @@ from parley.clock import format_time
 from parley.definitions.cursor import decode_cursor, encode_cursor
 from parley.definitions.model import PlaybookRef
 from parley.errors import Problem
+from parley.infrastructure.keys import list_position
 from parley.runs import events
 from parley.runs.events import event_json, is_event_id
 from parley.runs.ids import is_run_id
@@ -88,7 +89,7 @@ def list_interactions(
 
 def _joined(after: tuple[str, str] | None) -> str | None:
     """A cursor's position (time, run id) as the position in the list's index."""
-    return None if after is None else f"{after[0]}#{after[1]}"
+    return None if after is None else list_position(*after)
 
 
 def _time_cursor(scope: str, resume: str | None) -> str | None:

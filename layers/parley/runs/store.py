@@ -15,13 +15,11 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
   ``parley.runs.events``); ``gsi2pk = RUN#{org}#{playbook}#{run_id}``, ``gsi2sk = {event_id}`` (a
   run's history, in order). ``data`` is JSON text.
 - the open-requests counter: ``sk = COUNTER#open_requests``, ``count``.
-- the filter slots (issue 31; ``gsi3pk``/``gsi3sk`` to ``gsi9pk``/``gsi9sk``,
-  ``parley.runs.items``): a run holds one entry for each combination of ``type``, ``name`` and
-  ``status`` (those holding ``status`` move in the write that ends it); an open request one for each
-  combination of ``to``, ``type`` and ``function`` (removed with its ``gsi1`` keys when it leaves the
-  list); an event one by ``type`` and, of a run, one by ``type`` and ``run_id``. The slots hold keys
-  and ``expires_at`` only: a filtered page reads its keys, then its items by key (``BatchGetItem``,
-  consistent), checked again against the filters.
+- the filter slots (issue 31; ``gsi3pk``/``gsi3sk`` to ``gsi5pk``/``gsi5sk``, ``parley.runs.items``): a
+  run holds one entry for each of ``name``, ``status`` and ``type`` (the ``status`` one moves in the
+  write that ends it); an open request one for ``to`` (removed with its ``gsi1`` keys when it leaves
+  the list); an event one for ``type``. The slots hold keys and ``expires_at`` only: a filtered page
+  reads its keys, then its items by key (``BatchGetItem``, consistent), checked against every filter.
 - a run's work that waits (an agent run, ``agent-runs.md``): ``sk = WORK#{run_id}``; ``claimed``, the
   last segment of work an invocation took (0 at the start, ``n`` after the run's ``n``-th request), and
   ``state``, the type's state of the work as JSON text (or ``state_ref`` in the content store past
@@ -44,37 +42,45 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
 from parley.errors import ParleyError
+from parley.infrastructure.keys import (
+    COUNTER_KEY,
+    conversation_key,
+    event_id_of,
+    event_key,
+    events_list_key,
+    filter_key,
+    history_key,
+    list_position,
+    playbook_key,
+    position_run_id,
+    request_key,
+    requests_list_key,
+    run_key,
+    runs_list_key,
+    work_key,
+)
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX, ContentMissing, ContentStore
 from parley.runs.events import RUN_REJECTED, RUN_SUCCEEDED
 from parley.runs.items import (
-    EVENT_FILTERS,
-    REQUEST_FILTERS,
-    RUN_FILTERS,
+    EVENT_SLOTS,
+    REQUEST_SLOTS,
+    RUN_SLOTS,
+    chosen_slot,
     event_from,
-    event_key,
     event_slots,
-    events_list_key,
-    filter_key,
-    history_key,
     kept_value,
-    list_slot,
-    playbook_key,
     request_from,
-    request_key,
     request_slot_names,
     request_slots,
-    requests_list_key,
     run_from,
-    run_key,
     run_slots,
-    runs_list_key,
-    work_key,
+    slot_index,
 )
 from parley.runs.model import AnswerFact, CalledTool, Event, Parent, Request, Run
 
@@ -88,12 +94,13 @@ if TYPE_CHECKING:
 
 _LIST = TABLE.indexes[0]
 _HISTORY = TABLE.indexes[1]
-COUNTER_KEY: Final = "COUNTER#open_requests"
 #: The items a listing's page reads at most (DynamoDB's ``ScannedCount`` and the items it fetches by key)
 #: before it answers the page it has, possibly short or empty, with a ``next_cursor``: a filter applied
 #: after the index's key (an open request's expiry) can skip many items, and no request may run for
 #: minutes (issue 31).
 READ_BOUND: Final = 500
+#: A request's attribute naming the conversation it has joined (``parley.interaction.replies``).
+CONVERSATION_ID: Final = "conversation_id"
 
 Item = TypeVar("Item")
 
@@ -207,18 +214,17 @@ class DynamoRunStore:
         after: str | None,
     ) -> Found:
         """Runs newest first whose ``type``/``name``/``status`` equal ``filters``' values: unfiltered
-        through ``gsi1``, filtered through the slot of the filters given (``parley.runs.items``), in order,
-        stopping at ``limit``. ``after`` is the position (``{started_at}#{run_id}``) of the last run
-        shown."""
-        list_key = runs_list_key(playbook)
+        through ``gsi1``, filtered through the slot of the filter preferred (``parley.runs.items``), in
+        order, checking the others, stopping at ``limit`` or the bounded read. ``after`` is the position
+        (``{started_at}#{run_id}``) of the last run shown."""
         return self._listing(
             playbook,
-            list_key,
-            RUN_FILTERS,
+            runs_list_key(playbook),
+            RUN_SLOTS,
             filters,
             limit,
             after,
-            base_key=lambda position: run_key(position.rsplit("#", 1)[1]),
+            base_key=lambda position: run_key(position_run_id(position)),
             read=lambda item: run_from(item, None),
             keep=lambda item: all(item.get(name) == value for name, value in filters.items()),
         )
@@ -246,11 +252,11 @@ class DynamoRunStore:
         return self._listing(
             playbook,
             requests_list_key(playbook),
-            REQUEST_FILTERS,
+            REQUEST_SLOTS,
             filters,
             limit,
             after,
-            base_key=lambda position: request_key(position.rsplit("#", 1)[1]),
+            base_key=lambda position: request_key(position_run_id(position)),
             read=request_from,
             keep=keep,
             expiring_after=expiring_after,
@@ -267,9 +273,10 @@ class DynamoRunStore:
         limit: int,
         after: str | None,
     ) -> Found:
-        """Events in id order (time order), or the reverse; only those of one run (``gsi2``), of one type
-        (its slot, with the run's or not), or from the id prefix ``since`` on (the sort key's range, in
-        whichever index is read); ``after`` is the id of the last event shown."""
+        """Events in id order (time order), or the reverse; only those of one run (its history,
+        ``gsi2``, checking the type if one is given: a run's history is its own size, not the
+        playbook's), of one type (its slot), or from the id prefix ``since`` on (the sort key's range,
+        in whichever index is read); ``after`` is the id of the last event shown."""
         names: dict[str, str] = {}
         values: dict[str, AttributeValueTypeDef] = {}
         query: QueryInputTypeDef = {"TableName": self._table, "ScanIndexForward": not descending}
@@ -289,16 +296,14 @@ class DynamoRunStore:
                 start = item_key(playbook_key(playbook), event_key(after))
 
             def position(item: Mapping[str, Any]) -> str:
-                return str(item[TABLE.sort_key]["S"]).removeprefix("EVT#")
+                return event_id_of(str(item[TABLE.sort_key]["S"]))
         else:
-            if event_type is None:
-                assert run_id is not None
+            if run_id is not None:
                 index, key = _HISTORY, history_key(playbook, run_id)
             else:
-                chosen = {"type": event_type, **({"run_id": run_id} if run_id is not None else {})}
-                index = list_slot(EVENT_FILTERS, chosen)
-                combination = tuple(name for name in EVENT_FILTERS if name in chosen)
-                key = filter_key(events_list_key(playbook), combination, chosen)
+                assert event_type is not None
+                index = slot_index(EVENT_SLOTS, "type")
+                key = filter_key(events_list_key(playbook), [event_type])
                 fetch = True
             query["IndexName"] = index.name
             names["#pk"] = index.partition_key
@@ -443,7 +448,7 @@ class DynamoRunStore:
         items = [update, self._put_event(playbook, event), self._decrement(playbook)]
         if ending is not None:
             items += [self._end_run(playbook, ending[0]), self._put_event(playbook, ending[1])]
-        self._transact(items)
+        self._ending(playbook, fact.run_id, items)
         if ending is not None:
             self._told(playbook, ending[0])
 
@@ -461,13 +466,15 @@ class DynamoRunStore:
         it. :class:`StoreConflict` when the request is no longer open (or not yet due)."""
         assert run.finished_at is not None
         request = self._leave_open(playbook, run.run_id, state, run.finished_at, due_by)
-        self._transact(
+        self._ending(
+            playbook,
+            run.run_id,
             [
                 request,
                 self._end_run(playbook, run),
                 self._put_event(playbook, event),
                 self._decrement(playbook),
-            ]
+            ],
         )
         self._told(playbook, run)
 
@@ -706,14 +713,14 @@ class DynamoRunStore:
         told), with ``request_expired`` and the counter's decrement. With ``due_by``, only a request whose
         expiry is not after it. :class:`StoreConflict` when it is no longer open (or not yet due)."""
         request = self._leave_open(playbook, run_id, "expired", event.at, due_by)
-        self._transact([request, self._put_event(playbook, event), self._decrement(playbook)])
+        self._ending(playbook, run_id, [request, self._put_event(playbook, event), self._decrement(playbook)])
 
     def _put_run(self, playbook: PlaybookRef, run: Run, replacing: int | None) -> TransactWriteItemTypeDef:
         values: dict[str, Any] = {
             TABLE.partition_key: playbook_key(playbook),
             TABLE.sort_key: run_key(run.run_id),
             _LIST.partition_key: runs_list_key(playbook),
-            _LIST.sort_key: f"{run.started_at}#{run.run_id}",
+            _LIST.sort_key: list_position(run.started_at, run.run_id),
             "kind": "run",
             "run_id": run.run_id,
             "type": run.type,
@@ -764,7 +771,7 @@ class DynamoRunStore:
             TABLE.partition_key: playbook_key(playbook),
             TABLE.sort_key: request_key(request.run_id),
             _LIST.partition_key: requests_list_key(playbook),
-            _LIST.sort_key: f"{request.requested_at}#{request.run_id}",
+            _LIST.sort_key: list_position(request.requested_at, request.run_id),
             "kind": "request",
             "run_id": request.run_id,
             "type": request.type,
@@ -780,12 +787,7 @@ class DynamoRunStore:
             "state": request.state,
             "standing": request.standing,
             "attempts": request.attempts,
-            **request_slots(
-                playbook,
-                {"to": request.to, "type": request.type, "function": request.function},
-                request.requested_at,
-                request.run_id,
-            ),
+            **request_slots(playbook, request.to, request.requested_at, request.run_id),
         }
         if request.delivery is not None:
             values["delivery"] = _json(request.delivery.as_json())
@@ -827,7 +829,7 @@ class DynamoRunStore:
             values["run_id"] = event.run_id
             values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
             values[_HISTORY.sort_key] = event.id
-        values.update(event_slots(playbook, event.type, event.run_id, event.id))
+        values.update(event_slots(playbook, event.type, event.id))
         return {
             "Put": {
                 "TableName": self._table,
@@ -987,6 +989,34 @@ class DynamoRunStore:
             )
         return self._content.get(key)
 
+    # --- a request that has joined a conversation (``parley.interaction.replies``) -------------------
+
+    def _ending(self, playbook: PlaybookRef, run_id: str, items: list[TransactWriteItemTypeDef]) -> None:
+        """Write a request's ending (``items``, the request's own update first) and, when the request has
+        joined a conversation (its ``conversation_id``, set by the join's own transaction), the
+        conversation's loss of it, in one transaction: the conversation's ``open_runs`` stays exact, so
+        that a read finding nothing new reads no request (issue 26). The ending is written first for a
+        request that has joined none (its condition says so: nothing is read before an inbox answer);
+        when the request has joined one, it is read for it and the ending written again with it."""
+        try:
+            self._transact(_joined_ending(playbook, run_id, items, None))
+            return
+        except StoreConflict as conflict:
+            if not conflict.failed(0):
+                raise
+            joined = self._joined(playbook, run_id)
+            if joined is None:
+                raise
+        self._transact(_joined_ending(playbook, run_id, items, joined))
+
+    def _joined(self, playbook: PlaybookRef, run_id: str) -> str | None:
+        """The conversation an open request has joined; ``None`` when it is not open or joined none."""
+        item = self._get(playbook_key(playbook), request_key(run_id))
+        if item is None or item.get("state") != "open":
+            return None
+        joined = item.get(CONVERSATION_ID)
+        return str(joined) if joined else None
+
     # --- plumbing ------------------------------------------------------------------------------
 
     def _transact(self, items: list[TransactWriteItemTypeDef]) -> None:
@@ -1006,7 +1036,7 @@ class DynamoRunStore:
         self,
         playbook: PlaybookRef,
         list_key: str,
-        names: tuple[str, ...],
+        slots: tuple[str, ...],
         filters: Mapping[str, str],
         limit: int,
         after: str | None,
@@ -1016,12 +1046,13 @@ class DynamoRunStore:
         keep: Callable[[Mapping[str, Any]], bool],
         expiring_after: str | None = None,
     ) -> Found:
-        """A newest-first list: ``gsi1`` under ``list_key`` unfiltered, else the slot of ``filters``
-        under the key of their values; ``after`` is a position (the index's sort key) to go on after."""
-        if filters:
-            index = list_slot(names, filters)
-            combination = tuple(name for name in names if name in filters)
-            key = filter_key(list_key, combination, filters)
+        """A newest-first list: the slot (of ``slots``) of the filter preferred under the key of its value,
+        else ``gsi1`` under ``list_key``; the other filters are checked on the items read (``keep``).
+        ``after`` is a position (the index's sort key) to go on after."""
+        slot = chosen_slot(slots, filters)
+        if slot is not None:
+            index = slot_index(slots, slot)
+            key = filter_key(list_key, [filters[slot]])
         else:
             index, key = _LIST, list_key
         attribute_names = {"#gpk": index.partition_key}
@@ -1116,6 +1147,39 @@ class DynamoRunStore:
                     found[_key_of(item)] = self._plain(item)
                 pending = dict(response.get("UnprocessedKeys") or {})
         return found
+
+
+def _joined_ending(
+    playbook: PlaybookRef, run_id: str, items: list[TransactWriteItemTypeDef], conversation: str | None
+) -> list[TransactWriteItemTypeDef]:
+    """``items`` (a request's ending, its update first), the request's condition extended to the
+    conversation it has joined (``None``: none); with one, the conversation's update: the run out of its
+    ``open_runs``, and one more to its ``changes`` (what a read's kept ``reader`` is checked against)."""
+    update: dict[str, Any] = dict(cast("Mapping[str, Any]", items[0]["Update"]))
+    names = {**update.get("ExpressionAttributeNames", {}), "#conversation_id": CONVERSATION_ID}
+    values = dict(update.get("ExpressionAttributeValues", {}))
+    if conversation is None:
+        condition = "attribute_not_exists(#conversation_id)"
+    else:
+        condition = "#conversation_id = :conversation_id"
+        values[":conversation_id"] = {"S": conversation}
+    update["ConditionExpression"] = f"({update['ConditionExpression']}) AND {condition}"
+    update["ExpressionAttributeNames"] = names
+    update["ExpressionAttributeValues"] = values
+    written = [cast("TransactWriteItemTypeDef", {"Update": update}), *items[1:]]
+    if conversation is not None:
+        written.append(
+            {
+                "Update": {
+                    "TableName": update["TableName"],
+                    "Key": item_key(playbook_key(playbook), conversation_key(conversation)),
+                    "UpdateExpression": "DELETE #open :run ADD #changes :one",
+                    "ExpressionAttributeNames": {"#open": "open_runs", "#changes": "changes"},
+                    "ExpressionAttributeValues": {":run": {"SS": [run_id]}, ":one": {"N": "1"}},
+                }
+            }
+        )
+    return written
 
 
 def _key_of(item: Mapping[str, Any]) -> tuple[str, str]:

@@ -33,9 +33,21 @@ from typing import TYPE_CHECKING, Any, Final
 from parley.definitions.model import PlaybookRef
 from parley.dynamo import StoreConflict, item_key, translated
 from parley.errors import ParleyError
+from parley.infrastructure.keys import (
+    emitted_key,
+    kept_key,
+    kept_prefix,
+    listen_key,
+    listen_prefix,
+    listened_key,
+    playbook_key,
+    sent_key,
+)
+from parley.infrastructure.keys import listen_type_key as type_key
+from parley.infrastructure.keys import listen_type_prefix as type_prefix
+from parley.infrastructure.keys import sent_count_key as count_key
 from parley.infrastructure.table import TABLE
 from parley.ports.content import ITEM_CONTENT_MAX
-from parley.runs.items import playbook_key
 from parley.runs.model import Event
 
 if TYPE_CHECKING:
@@ -49,48 +61,6 @@ MAX_EVENTS_PER_RUN: Final = 1024
 MAX_FILTERS: Final = 90
 WAITING: Final = "waiting"
 ANSWERED: Final = "answered"
-
-
-def count_key(run_id: str) -> str:
-    return f"SENTCOUNT#{run_id}"
-
-
-def listened_key(run_id: str) -> str:
-    """The mark of a run that has listened (with ``count_key``'s of a run that got events: a run with
-    neither has nothing to forget when it ends, and no query is made)."""
-    return f"LISTENED#{run_id}"
-
-
-def sent_key(run_id: str, sent_id: str) -> str:
-    return f"SENT#{run_id}#{sent_id}"
-
-
-def kept_prefix(run_id: str) -> str:
-    return f"KEPT#{run_id}#"
-
-
-def kept_key(run_id: str, event_id: str) -> str:
-    return f"{kept_prefix(run_id)}{event_id}"
-
-
-def listen_prefix(run_id: str) -> str:
-    return f"LISTEN#{run_id}#"
-
-
-def listen_key(run_id: str, listen_id: str) -> str:
-    return f"{listen_prefix(run_id)}{listen_id}"
-
-
-def type_prefix(event_type: str) -> str:
-    return f"LISTENTYPE#{event_type}#"
-
-
-def type_key(event_type: str, run_id: str, listen_id: str) -> str:
-    return f"{type_prefix(event_type)}{run_id}#{listen_id}"
-
-
-def emitted_key(emitted_id: str) -> str:
-    return f"EMITTED#{emitted_id}"
 
 
 class EventsFull(ParleyError):

@@ -7,7 +7,11 @@
   ``answer_interaction``. Open requests with the same reading tool and key share one conversation item
   (``sk = CONV#{id}``): one reading, one cursor ``since``, the ids the playbook sent there (``own``) and
   the reply ids already taken (``taken``). A conversation with no open request starts its cadence
-  again when a request joins: the first read 5 seconds later.
+  again when a request joins: the first read 5 seconds later. The join is one transaction that adds
+  the request to the conversation's ``open_runs`` and names the conversation on the request
+  (``conversation_id``) while it is open; every ending of the request (an answer, by reply or not, an
+  expiry, a cancel) takes it out of ``open_runs`` in its own transaction (``parley.runs.store``), so
+  ``open_runs`` is exactly the conversation's open requests (issue 26).
 - **Reading.** Each read is the timer's work ``{"work": "read", "conversation", "read": n}``, claimed
   under its number by one conditional write that returns the conversation (two firings never make the
   same read; a read that finds nothing new writes nothing else). A read that fails before it acts on a
@@ -15,9 +19,12 @@
   makes it; an answer whose write is made takes its reply though what follows the write fails (ending
   the run's wait). A failure after another reply was acted on, or a crash that kills the process, still
   stops the reading: made again, the read would take that reply twice, and nothing gives the number
-  back. It drops the requests that are no longer
-  open, stops when none is left, and otherwise calls the reading tool with ``replies.with`` rendered
-  over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. A failed read (a tool
+  back. It stops when no request is open, and otherwise calls the reading tool with ``replies.with``
+  rendered over the ``to`` and ``sent`` of the oldest open request, the key and ``since``. What a read
+  needs of that request is kept on the conversation (``reader``) by the read that last read the
+  requests, and holds while nothing joins or ends (``changes``): a read that finds nothing new then
+  reads no request; one that finds a message, or follows a join or an ending, reads them by key (and
+  drops any a conversation item from before the exact ``open_runs`` still lists). A failed read (a tool
   error, a server failure, no list at ``read.list``, more than 64 KiB) is ``reading_failed``; the
   reading goes on. A read that found messages is ``replies_read``. The next read follows the cadence
   (``parley.interaction.replies.cadence``: 10, 20 and 40 seconds after the read before, then a minute, then 5
@@ -38,6 +45,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import unicodedata
 from collections.abc import Mapping
@@ -47,16 +55,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 from parley.clock import format_time
 from parley.dynamo import ItemCodec, StoreConflict, item_key, translated
+from parley.infrastructure import keys
+from parley.infrastructure.keys import playbook_key, request_key
 from parley.ports.waiting import RunKey
 from parley.runs import events
 from parley.runs.events import new_event_id
-from parley.runs.items import playbook_key, request_key
 from parley.runs.model import Event, Request
+from parley.runs.store import CONVERSATION_ID
 from parley.tools.calling import CallAnswer, CallFailure, call_for_playbook
 from parley.tools.client import reusing_listings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef, TransactWriteItemTypeDef
 
     from parley.definitions.model import PlaybookRef
     from parley.interaction.replies.taking import ReadResult, Refusal
@@ -102,6 +112,66 @@ class ConversationRef:
 
 
 @dataclass(frozen=True)
+class Reader:
+    """What a read needs of the oldest open request of its conversation, kept on the conversation (issue
+    26: a read that finds nothing new then reads no request): its ``to`` and ``sent``, the server, and
+    its ``replies.with``, ``replies.read`` and ``replies.wait``. It holds while the conversation's
+    ``changes`` (one more at every join and every ending of one of its requests) are those it was kept
+    at."""
+
+    run_id: str
+    to: str
+    sent: dict[str, str]
+    server: str
+    arguments: Any
+    read: dict[str, Any]
+    wait: str | None
+    changes: int
+
+    @classmethod
+    def of(cls, request: Request, changes: int) -> Reader:
+        assert request.delivery is not None and request.delivery.replies is not None
+        assert request.sent is not None
+        replies = request.delivery.replies
+        wait = replies.get("wait")
+        return cls(
+            run_id=request.run_id,
+            to=request.to,
+            sent=dict(request.sent),
+            server=request.delivery.server,
+            arguments=replies.get("with", {}),
+            read=dict(replies["read"]),
+            wait=str(wait) if wait else None,
+            changes=changes,
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "to": self.to,
+            "sent": self.sent,
+            "server": self.server,
+            "with": self.arguments,
+            "read": self.read,
+            "wait": self.wait,
+            "changes": self.changes,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Reader:
+        return cls(
+            run_id=str(data["run_id"]),
+            to=str(data["to"]),
+            sent={str(k): str(v) for k, v in dict(data["sent"]).items()},
+            server=str(data["server"]),
+            arguments=data.get("with", {}),
+            read=dict(data["read"]),
+            wait=data.get("wait"),
+            changes=int(data["changes"]),
+        )
+
+
+@dataclass(frozen=True)
 class Conversation:
     tool: str
     key: str
@@ -110,6 +180,16 @@ class Conversation:
     open_runs: frozenset[str]
     own: frozenset[str]
     taken: frozenset[str]
+    #: Joins and endings of its requests so far (what :attr:`reader` is checked against).
+    changes: int = 0
+    reader: Reader | None = None
+
+    def kept_reader(self) -> Reader | None:
+        """The kept :class:`Reader`, when it still holds: nothing joined or ended since it was kept."""
+        reader = self.reader
+        if reader is None or reader.changes != self.changes or reader.run_id not in self.open_runs:
+            return None
+        return reader
 
 
 def conversation_key(replies: dict[str, Any], to: str, sent: dict[str, str]) -> tuple[str | None, str | None]:
@@ -165,35 +245,76 @@ class ConversationStore:
             open_runs=frozenset(data.get("open_runs") or ()),
             own=frozenset(data.get("own") or ()),
             taken=frozenset(data.get("taken") or ()),
+            changes=int(data.get("changes", 0)),
+            reader=Reader.from_json(json.loads(data["reader"])) if data.get("reader") else None,
         )
 
     def join(
-        self, ref: ConversationRef, tool: str, key: str, run_id: str, sent_id: str, *, restart: bool
-    ) -> None:
-        """Add an open request (and the id of the message it sent) to the conversation; ``restart``
-        counts its reads from zero again (it had no open request)."""
-        update = "SET #tool = :tool, #key = :key, #kind = :kind ADD #open :run, #own :sent"
+        self,
+        playbook: PlaybookRef,
+        ref: ConversationRef,
+        tool: str,
+        key: str,
+        run_id: str,
+        sent_id: str,
+        *,
+        restart: bool,
+    ) -> bool:
+        """Add an open request (and the id of the message it sent) to the conversation, and name the
+        conversation on the request, in one transaction while the request is open (its endings take it
+        out again in theirs: ``open_runs`` stays exact); ``restart`` counts its reads from zero again
+        (it had no open request). ``False`` when the request is no longer open."""
+        update = "SET #tool = :tool, #key = :key, #kind = :kind ADD #open :run, #own :sent, #changes :one"
         values: dict[str, AttributeValueTypeDef] = {
             ":tool": {"S": tool},
             ":key": {"S": key},
             ":kind": {"S": "conversation"},
             ":run": {"SS": [run_id]},
             ":sent": {"SS": [sent_id]},
+            ":one": {"N": "1"},
         }
         if restart:
             update = update.replace("#kind = :kind", "#kind = :kind, #reads = :zero")
             values[":zero"] = {"N": "0"}
-        names = {"#tool": "tool", "#key": "key", "#kind": "kind", "#open": "open_runs", "#own": "own"}
+        names = {
+            "#tool": "tool",
+            "#key": "key",
+            "#kind": "kind",
+            "#open": "open_runs",
+            "#own": "own",
+            "#changes": "changes",
+        }
         if restart:
             names["#reads"] = "reads"
-        with translated():
-            self._client.update_item(
-                TableName=self._table,
-                Key=self._key(ref),
-                UpdateExpression=update,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-            )
+        items: list[TransactWriteItemTypeDef] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": item_key(playbook_key(playbook), request_key(run_id)),
+                    "UpdateExpression": "SET #conversation_id = :id",
+                    "ConditionExpression": "#state = :open",
+                    "ExpressionAttributeNames": {"#conversation_id": CONVERSATION_ID, "#state": "state"},
+                    "ExpressionAttributeValues": {":id": {"S": ref.id}, ":open": {"S": "open"}},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": self._key(ref),
+                    "UpdateExpression": update,
+                    "ExpressionAttributeNames": names,
+                    "ExpressionAttributeValues": values,
+                }
+            },
+        ]
+        try:
+            with translated():
+                self._client.transact_write_items(TransactItems=items)
+        except StoreConflict as conflict:
+            if conflict.failed(0):
+                return False
+            raise
+        return True
 
     def claim_read(self, ref: ConversationRef, number: int, at: str) -> Conversation:
         """Read ``number`` is the next one: the conversation as the claim leaves it. :class:`StoreConflict`
@@ -237,9 +358,16 @@ class ConversationStore:
             )
 
     def after_read(
-        self, ref: ConversationRef, *, since: str | None, taken: frozenset[str], ended: frozenset[str]
+        self,
+        ref: ConversationRef,
+        *,
+        since: str | None,
+        taken: frozenset[str],
+        ended: frozenset[str],
+        reader: Reader | None = None,
     ) -> None:
-        """Move the cursor, remember the replies taken, and drop requests that are no longer open."""
+        """Move the cursor, remember the replies taken, drop requests that are no longer open (of a
+        conversation from before ``open_runs`` was kept exact), and keep ``reader``."""
         sets: list[str] = []
         adds: list[str] = []
         deletes: list[str] = []
@@ -249,6 +377,10 @@ class ConversationStore:
             sets.append("#since = :since")
             names["#since"] = "since"
             values[":since"] = {"S": since}
+        if reader is not None:
+            sets.append("#reader = :reader")
+            names["#reader"] = "reader"
+            values[":reader"] = {"S": json.dumps(reader.as_json(), ensure_ascii=False, separators=(",", ":"))}
         if taken:
             adds.append("#taken :taken")
             names["#taken"] = "taken"
@@ -302,7 +434,7 @@ class ConversationStore:
             )
 
     def _key(self, ref: ConversationRef) -> dict[str, AttributeValueTypeDef]:
-        return item_key(f"PB#{ref.org}#{ref.playbook}", f"CONV#{ref.id}")
+        return item_key(playbook_key(ref), keys.conversation_key(ref.id))
 
 
 class Conversations:
@@ -333,7 +465,8 @@ class Conversations:
             listed.state == "open"
             for listed in self._service.store.get_requests(playbook, sorted(found.open_runs))
         )
-        self.store.join(ref, tool, conversation, key.run_id, sent["id"], restart=restart)
+        if not self.store.join(playbook, ref, tool, conversation, key.run_id, sent["id"], restart=restart):
+            return  # it ended meanwhile: its ending left it out of the conversation
         if restart:
             now = self._service.runtime.clock.now()
             due = now + delay_before_read(1, _wait(replies))
@@ -358,27 +491,41 @@ class Conversations:
         # Until a reply is acted on, a failure gives the read back: the queue's retry of this work makes it
         # (else the retry would find it made, and nothing would read the conversation again).
         try:
-            requests = service.store.get_requests(playbook, sorted(conversation.open_runs))
-            open_requests = sorted(
-                (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
-                key=lambda r: (r.requested_at, r.run_id),
-            )
-            ended = conversation.open_runs - {r.run_id for r in open_requests}
-            if not open_requests:
-                self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+            if not conversation.open_runs:  # kept exact by the joins and endings: nothing to drop
                 return "idle"
-            oldest = open_requests[0]
-            assert oldest.delivery is not None and oldest.delivery.replies is not None
-            replies = oldest.delivery.replies
-            outcome = self._call_reader(playbook, oldest, conversation)
+            # A read that finds nothing new reads no request: the oldest open one's reading is kept on
+            # the conversation while nothing joins or ends. Else the requests are read, and it is kept.
+            reader = conversation.kept_reader()
+            open_requests: list[Request] | None = None
+            ended: frozenset[str] = frozenset()
+            keep: Reader | None = None
+            if reader is None:
+                open_requests, ended = self._open_requests(playbook, conversation)
+                if not open_requests:
+                    self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+                    return "idle"
+                reader = keep = Reader.of(open_requests[0], conversation.changes)
+            outcome = self._call_reader(playbook, reader, conversation)
             retry_after = None
+            taken: _Taken | None
             if isinstance(outcome, CallFailure):
                 self._failed_read(playbook, ref, conversation, number, now, outcome)
-                self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+                self.store.after_read(ref, since=None, taken=frozenset(), ended=ended, reader=keep)
                 retry_after = outcome.retry_after_seconds
-                taken: _Taken | None = None
+                taken = None
             else:
-                taken = self._decided(playbook, ref, conversation, number, now, open_requests, outcome, ended)
+                quiet = None if open_requests is not None else _quiet(outcome, reader, conversation)
+                if quiet is not None:
+                    taken = _Taken(quiet, {})
+                else:
+                    if open_requests is None:
+                        open_requests, ended = self._open_requests(playbook, conversation)
+                        if not open_requests:
+                            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+                            return "idle"
+                    taken = self._decided(
+                        playbook, ref, conversation, number, now, open_requests, outcome, ended, keep
+                    )
         except Exception:
             self._give_back(ref, number, claimed_at)
             raise
@@ -386,9 +533,9 @@ class Conversations:
             result = "failed"
         else:
             # Replies acted on are not given back on a failure: the retry would take them a second time.
-            self._act(playbook, ref, conversation, now, taken, ended)
+            self._act(playbook, ref, conversation, now, taken, ended, keep)
             result = "read"
-        normal = delay_before_read(number + 1, _wait(replies))
+        normal = delay_before_read(number + 1, _wait_of(reader.wait))
         due = service.runtime.clock.now() + retry_after_delay(retry_after, normal)
         try:
             service.ports()[1].schedule(read_name(ref, number + 1), due, read_work(ref, number + 1))
@@ -397,6 +544,18 @@ class Conversations:
             self._give_back(ref, number, claimed_at)
             raise
         return result
+
+    def _open_requests(
+        self, playbook: PlaybookRef, conversation: Conversation
+    ) -> tuple[list[Request], frozenset[str]]:
+        """The conversation's open requests, read by key, oldest first; and the runs it lists that are
+        no longer open (none, but in a conversation from before ``open_runs`` was kept exact)."""
+        requests = self._service.store.get_requests(playbook, sorted(conversation.open_runs))
+        open_requests = sorted(
+            (r for r in requests if r.state == "open" and r.delivery is not None and r.sent),
+            key=lambda r: (r.requested_at, r.run_id),
+        )
+        return open_requests, conversation.open_runs - {r.run_id for r in open_requests}
 
     def _give_back(self, ref: ConversationRef, number: int, claimed_at: str) -> None:
         """Give read ``number`` back after a failure; a failure to do so is logged (the reading then
@@ -407,28 +566,21 @@ class Conversations:
             LOG.exception("read %d of conversation %s could not be given back", number, ref.id)
 
     def _call_reader(
-        self, playbook: PlaybookRef, oldest: Request, conversation: Conversation
+        self, playbook: PlaybookRef, reader: Reader, conversation: Conversation
     ) -> CallFailure | CallAnswer:
-        assert oldest.delivery is not None and oldest.delivery.replies is not None and oldest.sent is not None
-        replies = oldest.delivery.replies
         data = {
-            "to": oldest.to,
-            "sent": dict(oldest.sent),
+            "to": reader.to,
+            "sent": dict(reader.sent),
             "conversation": conversation.key,
             "since": conversation.since or "",
         }
-        arguments = _rendered(replies.get("with", {}), data)
+        arguments = _rendered(reader.arguments, data)
         if isinstance(arguments, CallFailure):
             return arguments
         service = self._service
         with reusing_listings():
             return call_for_playbook(
-                service.runtime,
-                self._secrets,
-                playbook,
-                oldest.delivery.server,
-                str(replies["tool"]),
-                arguments,
+                service.runtime, self._secrets, playbook, reader.server, conversation.tool, arguments
             )
 
     def _failed_read(
@@ -461,6 +613,7 @@ class Conversations:
         open_requests: list[Request],
         outcome: CallAnswer,
         ended: frozenset[str],
+        keep: Reader | None = None,
     ) -> _Taken | None:
         """What the read's replies are (``None``: the answer could not be read, a failed read)."""
         from parley.interaction.replies.taking import OpenRequest, ReadBlock, take_replies
@@ -488,7 +641,7 @@ class Conversations:
             self._failed_read(
                 playbook, ref, conversation, number, at, CallFailure("unreadable", result.failed)
             )
-            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended)
+            self.store.after_read(ref, since=None, taken=frozenset(), ended=ended, reader=keep)
             return None
         if result.seen:
             data = {
@@ -509,8 +662,10 @@ class Conversations:
         at: datetime,
         taken: _Taken,
         ended: frozenset[str],
+        keep: Reader | None = None,
     ) -> None:
-        """Answer and refuse as the replies say, then record the cursor and the replies taken."""
+        """Answer and refuse as the replies say, then record the cursor, the replies taken and the
+        reader to keep."""
         from parley.interaction.replies.taking import Answer
 
         result, rules = taken.result, taken.rules
@@ -524,7 +679,7 @@ class Conversations:
                     rule, request = rules[run_id]
                     self._refused(playbook, ref, request, decision, rule, reply, at)
         moved = result.since if result.since != conversation.since else None
-        self.store.after_read(ref, since=moved, taken=result.taken, ended=ended)
+        self.store.after_read(ref, since=moved, taken=result.taken, ended=ended, reader=keep)
 
     def _answer(self, playbook: PlaybookRef, run_id: str, answer: Any, reply: dict[str, str]) -> None:
         """Answer the request from a reply. A failure after the answer's write (ending the run's wait,
@@ -660,10 +815,30 @@ def _rendered(written: Any, data: dict[str, Any]) -> Any:
 
 
 def _wait(replies: dict[str, Any]) -> timedelta:
+    written = replies.get("wait")
+    return _wait_of(str(written) if written else None)
+
+
+def _wait_of(written: str | None) -> timedelta:
     from parley.documents.durations import parse_duration
 
-    written = replies.get("wait")
-    return parse_duration(str(written)) if written else DEFAULT_WAIT
+    return parse_duration(written) if written else DEFAULT_WAIT
+
+
+def _quiet(outcome: CallAnswer, reader: Reader, conversation: Conversation) -> ReadResult | None:
+    """The read's result when it found nothing new (no message but the playbook's own, those taken, and
+    the one at the cursor): it decides nothing, so no request is read. ``None`` otherwise."""
+    from parley.interaction.replies.taking import ReadBlock, take_replies
+
+    result = take_replies(
+        outcome.answer.answer,
+        ReadBlock.from_document(reader.read),
+        conversation.since,
+        conversation.own,
+        [],
+        conversation.taken,
+    )
+    return result if result.failed is None and result.seen == 0 else None
 
 
 def _event(event_type: str, moment: datetime, run_id: str | None, data: dict[str, Any]) -> Event:

@@ -4,6 +4,7 @@ as the owner, reads on the cadence under the manual clock with an in-memory sche
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -327,6 +328,7 @@ def test_a_read_that_finds_nothing_new_writes_only_its_claim(harness: Harness) -
     writes = [(n, a) for n, a in harness.calls.made if n in ("put_item", "update_item", "delete_item")]
     assert [n for n in names if "write" in n] == []
     assert "get_item" not in names
+    assert "batch_get_item" not in names  # nor any request: the oldest one's reading is kept (issue 26)
     (claim,) = writes
     assert claim[1]["ConditionExpression"] == "#reads = :previous"
     assert claim[1]["Key"]["sk"]["S"].startswith("CONV#")
@@ -498,3 +500,158 @@ def test_a_reading_tool_the_server_does_not_list_fails_each_read(harness: Harnes
     assert all("thread_replies_gone" in f["message"] and "search" in f["message"] for f in failed)
     assert harness.service.get_run(PLAYBOOK, run.run_id).status == "started"
     forget_listings()
+
+
+# --- the conversation's open requests, kept exact (issue 26) ------------------------------------------------
+
+
+def _item(harness: Harness, sk: str) -> dict[str, Any]:
+    store = harness.service.store
+    key = {"pk": {"S": "PB#acme#campaigns"}, "sk": {"S": sk}}
+    found: dict[str, Any] = harness.calls.client.get_item(TableName=store.table_name, Key=key)["Item"]
+    return found
+
+
+def _conversation_of(harness: Harness, run_id: str) -> tuple[str, dict[str, Any]]:
+    joined = _item(harness, f"REQ#{run_id}")["conversation_id"]["S"]
+    return joined, _item(harness, f"CONV#{joined}")
+
+
+def _open_runs(conversation: dict[str, Any]) -> set[str]:
+    return set(conversation.get("open_runs", {}).get("SS", []))
+
+
+def _end_by(harness: Harness, how: str, run_id: str) -> None:
+    service = harness.service
+    if how == "inbox answer":
+        service.answer_interaction(
+            PLAYBOOK, run_id, {"verdict": "approve"}, claimed_for=None, answered_by="dev"
+        )
+    elif how == "cancel":
+        service.cancel_run(PLAYBOOK, run_id, reason=None, cancelled_by="dev")
+    elif how == "expiry":
+        request = service.store.get_request(PLAYBOOK, run_id)
+        assert request is not None
+        harness.clock.advance(
+            (datetime.fromisoformat(request.expires_at) - harness.clock.now()).total_seconds() + 1
+        )
+        harness.scheduler.handler(
+            {"work": "expire", "run": RunKey("acme", "campaigns", run_id).as_json()}, None
+        )
+    else:
+        channel, ts = harness.thread_of(run_id)
+        harness.chat.chat.post(channel, "maria", "approve", ts)
+        name = next(n for n, (_, w) in harness.scheduler.schedules.items() if w["work"] == "read")
+        harness.scheduler.handler(harness.scheduler.schedules.pop(name)[1], None)
+
+
+@pytest.mark.parametrize("how", ["inbox answer", "cancel", "expiry", "reply"])
+def test_every_ending_takes_the_request_out_of_its_conversation_in_its_own_write(
+    harness: Harness, how: str
+) -> None:
+    """The join names the conversation on the request, in one transaction with the conversation's
+    ``open_runs``; each ending takes it out again in its own, so the read after it stops without reading
+    any request."""
+    run = harness.run("approve-fast")
+    harness.advance(5)  # delivered, joined, read 1 (which keeps the oldest request's reading)
+    _, before = _conversation_of(harness, run.run_id)
+    assert _open_runs(before) == {run.run_id} and "reader" in before
+
+    _end_by(harness, how, run.run_id)
+
+    assert harness.service.get_run(PLAYBOOK, run.run_id).status != "started"
+    _, after = _conversation_of(harness, run.run_id)
+    assert _open_runs(after) == set()
+    assert int(after["changes"]["N"]) == int(before["changes"]["N"]) + 1
+    work = next((w for _, w in harness.scheduler.schedules.values() if w["work"] == "read"), None)
+    if work is not None:
+        harness.calls.on = True
+        assert harness.scheduler.handler(work, None)["outcome"] == "idle"
+        harness.calls.on = False
+        assert [name for name, _ in harness.calls.made] == ["update_item"]  # its claim, no request read
+
+
+def test_a_quiet_read_reads_no_request_and_a_join_makes_the_next_read_them(harness: Harness) -> None:
+    first = harness.run("approve-channel", draft="first")
+    harness.advance(5)  # read 1 reads the requests and keeps the oldest's reading
+    harness.calls.on = True
+    harness.advance(10)  # read 2: nothing new
+    harness.calls.on = False
+    assert "batch_get_item" not in [name for name, _ in harness.calls.made]
+
+    second = harness.run("approve-channel", draft="second")
+    harness.advance(0)  # delivered and joined: the kept reading no longer holds
+    harness.calls.made.clear()
+    harness.calls.on = True
+    harness.advance(20)  # read 3 reads the requests again
+    harness.calls.on = False
+    assert [name for name, _ in harness.calls.made].count("batch_get_item") == 1
+    _, conversation = _conversation_of(harness, second.run_id)
+    assert _open_runs(conversation) == {first.run_id, second.run_id}
+    assert json.loads(conversation["reader"]["S"])["run_id"] == first.run_id  # the oldest's
+
+
+def test_an_ending_that_did_not_know_the_join_is_written_again_with_the_conversation(
+    harness: Harness,
+) -> None:
+    """An ending is first written for a request that joined no conversation (nothing is read before an
+    inbox answer); the request's condition refuses it once it has joined one, and the ending is written
+    again, with the conversation's update in the same transaction."""
+    run = harness.run("approve-fast")
+    harness.advance(5)
+    harness.calls.on = True
+    _end_by(harness, "inbox answer", run.run_id)
+    harness.calls.on = False
+
+    transactions = [a["TransactItems"] for n, a in harness.calls.made if n == "transact_write_items"]
+    assert len(transactions) == 2
+    assert "attribute_not_exists(#conversation_id)" in transactions[0][0]["Update"]["ConditionExpression"]
+    assert transactions[1][-1]["Update"]["Key"]["sk"]["S"].startswith("CONV#")
+
+
+def test_a_join_after_the_request_ended_adds_nothing_and_starts_no_reading(harness: Harness) -> None:
+    from parley.interaction.replies.conversations import ConversationRef, ConversationStore
+
+    run = harness.run("approve-fast")
+    harness.service.answer_interaction(
+        PLAYBOOK, run.run_id, {"verdict": "approve"}, claimed_for=None, answered_by="dev"
+    )
+    store = ConversationStore(harness.calls.client, harness.service.store.table_name)
+    ref = ConversationRef.of("acme", "campaigns", "thread_replies", "C1/1")
+
+    joined = store.join(PLAYBOOK, ref, "thread_replies", "C1/1", run.run_id, "1", restart=True)
+
+    assert joined is False and store.get(ref) is None
+
+
+def test_a_conversation_kept_before_its_open_requests_were_exact_drops_the_ended_ones(
+    harness: Harness,
+) -> None:
+    """A conversation item written before the joins and endings kept ``open_runs`` exact lists a run
+    that ended, and keeps no reading: its next read reads the requests, drops the ended one, keeps the
+    open one's reading, and the reads after it read no request."""
+    run = harness.run("approve-fast")
+    harness.advance(5)
+    joined, _ = _conversation_of(harness, run.run_id)
+    ended = "0f0e0d0c-0b0a-4908-8706-050403020100"
+    harness.calls.client.update_item(
+        TableName=harness.service.store.table_name,
+        Key={"pk": {"S": "PB#acme#campaigns"}, "sk": {"S": f"CONV#{joined}"}},
+        UpdateExpression="ADD #open :ended REMOVE #reader, #changes",
+        ExpressionAttributeNames={"#open": "open_runs", "#reader": "reader", "#changes": "changes"},
+        ExpressionAttributeValues={":ended": {"SS": [ended]}},
+    )
+
+    harness.advance(10)  # read 2
+
+    _, repaired = _conversation_of(harness, run.run_id)
+    assert _open_runs(repaired) == {run.run_id}
+    assert json.loads(repaired["reader"]["S"])["run_id"] == run.run_id
+    harness.calls.on = True
+    harness.advance(20)  # read 3
+    harness.calls.on = False
+    assert "batch_get_item" not in [name for name, _ in harness.calls.made]
+    channel, ts = harness.thread_of(run.run_id)
+    harness.chat.chat.post(channel, "maria", "approve", ts)
+    harness.advance(40)
+    assert harness.service.get_run(PLAYBOOK, run.run_id).output == {"verdict": "approve"}
