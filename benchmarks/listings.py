@@ -325,7 +325,7 @@ def report() -> None:
     scans = first_pages()
     with contextlib.redirect_stderr(io.StringIO()):  # (the local server's access log)
         times = local_times()
-    from parley.runs.store import READ_BOUND
+    from parley.runs.store import READ_BOUND_PAGES
 
     print(
         "Items read by each listing's first page (limit 50; goal: the same with 100 and 100,000 runs, "
@@ -339,8 +339,8 @@ def report() -> None:
         print(f"  {shown:<58} {figures}   {times[(kind, listing)]:7.1f} ms{mark}")
     print(
         "  * filters without an index of their own: the page reads the index of another filter (or the "
-        f"list's own) and checks them on what it reads, at most {READ_BOUND} items a page (issue 31's "
-        "bounded read; a short page says where it stopped)"
+        f"list's own) and checks them on what it reads, at most {READ_BOUND_PAGES} times the page and one "
+        "more item (issue 31's bounded read; a short page says where it stopped)"
     )
 
 

@@ -61,7 +61,7 @@ __all__ = [
 #: ``FILTER_INDEXES[i]``. A listing given filters reads the slot of the first of them here and checks the
 #: others on the items it reads; given none of them (``list_interactions`` by ``type`` or ``function``
 #: only), it reads the unfiltered list and checks them there. Either read stops at its page or at the
-#: store's bounded read (``parley.runs.store.READ_BOUND``). Each slot costs a write unit an item that
+#: store's bounded read (``parley.runs.store.READ_BOUND_PAGES``). Each slot costs a write unit an item that
 #: enters it, two an item that moves in it; so a run has three (a ``status`` that moves when it ends),
 #: an open request one (``to``: whose inbox; left when the request leaves the list), an event one.
 RUN_SLOTS: Final = ("name", "status", "type")

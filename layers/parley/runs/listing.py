@@ -4,8 +4,10 @@ cursor bound to the list and its filters, so that a cursor of another list is re
 
 Each list reads one index in order and stops at its page (issue 31; ``parley.runs.store``): the
 unfiltered lists ``gsi1`` (runs, open requests) or the playbook's own key range (events), a run's events
-``gsi2``, and every filter combination its own slot (``parley.infrastructure.table``). A page reads at
-most ``parley.runs.store.READ_BOUND`` items (500): where a filter after the key skips more (an open
+``gsi2``, and a filter its slot (``parley.runs.items``: runs by name, status or type, open requests by
+``to``, events by type), the other filters of a combination checked on what the slot reads. A page reads at
+most twice its size and one more item (``parley.runs.store.READ_BOUND_PAGES``: a slot's keys, then
+their items): where a filter after the key skips more (an open
 request past its expiry that the timer has not ended yet), the page is what was found, possibly short
 or empty, with a ``next_cursor`` from where the read stopped, as DynamoDB itself pages. A cursor holds
 the position in the index (the time and the run id; an event's id), the same shape as before the

@@ -94,11 +94,13 @@ if TYPE_CHECKING:
 
 _LIST = TABLE.indexes[0]
 _HISTORY = TABLE.indexes[1]
-#: The items a listing's page reads at most (DynamoDB's ``ScannedCount`` and the items it fetches by key)
-#: before it answers the page it has, possibly short or empty, with a ``next_cursor``: a filter applied
-#: after the index's key (an open request's expiry) can skip many items, and no request may run for
-#: minutes (issue 31).
-READ_BOUND: Final = 500
+#: The items a listing's page reads at most, as a multiple of the page and its one more item (DynamoDB's
+#: ``ScannedCount`` and the items it fetches by key): a page through a slot reads its keys, then their
+#: items, so twice. A filter checked after the read (a combination the slots leave to the items, an open
+#: request past its expiry) can skip many items; the page is then what was found, possibly short or
+#: empty, with a ``next_cursor`` from where the read stopped, as DynamoDB itself pages: a listing reads
+#: in proportion to what it returns, never the playbook's history (issue 31).
+READ_BOUND_PAGES: Final = 2
 #: A request's attribute naming the conversation it has joined (``parley.interaction.replies``).
 CONVERSATION_ID: Final = "conversation_id"
 
@@ -158,8 +160,9 @@ class DynamoRunStore:
         self._table = table_name
         self._codec = ItemCodec()
         self._content = content
-        #: The items a listing's page reads at most (:data:`READ_BOUND`; tests set it lower).
-        self.read_bound = READ_BOUND
+        #: The items a listing's page reads at most; ``None``: :data:`READ_BOUND_PAGES` pages (tests set a
+        #: number).
+        self.read_bound: int | None = None
         #: Told of every run ending this store has written (after the write): a run a workflow called
         #: answers the workflow's task token (``parley.runs.service``).
         self.ended: Callable[[PlaybookRef, Run], None] | None = None
@@ -1104,6 +1107,7 @@ class DynamoRunStore:
         applies after DynamoDB's own Limit, so the read goes on until the page is full, the index ends, or
         :attr:`read_bound` items were read: then the page is what it has, with where it stopped."""
         wanted = limit + 1
+        bound = self.read_bound if self.read_bound is not None else READ_BOUND_PAGES * wanted
         found: list[tuple[str, Item]] = []
         scanned = 0
         last: Mapping[str, Any] | None = None
@@ -1124,7 +1128,7 @@ class DynamoRunStore:
             found.extend((at, read(item)) for at, item in pairs if item is not None and keep(item))
             last = response.get("LastEvaluatedKey")
             start = last
-            if not last or scanned >= self.read_bound:
+            if not last or scanned >= bound:
                 break
         if len(found) > limit:
             return Found([item for _, item in found[:limit]], True, scanned, found[limit - 1][0])

@@ -114,13 +114,11 @@ def test_list_runs_reads_the_index_of_its_filters_newest_first_page_by_page(
         assert [r["run_id"] for page in found for r in page] == expected
     else:  # the run the model came from is the oldest
         assert [r["run_id"] for page in found for r in page] == [*expected, model.run_id]
-    assert all(len(page) == 4 for page in found[:-1])
+    # A page reads its items and one more (twice, through a slot: its key, then the item), never the rest;
+    # with a filter checked on the items read, the page may come short, and says where it stopped.
+    assert max(scanned) <= 2 * 5
     if len(filters) <= 1:
-        # A page reads its items and one more (twice, through a slot: its key, then the item), never the
-        # rest.
-        assert max(scanned) <= 2 * 5
-    else:  # one filter's slot, the others checked on the items read: at most the bounded read
-        assert max(scanned) <= service.store.read_bound + 2 * 5
+        assert all(len(page) == 4 for page in found[:-1])
 
 
 def test_a_runs_status_change_moves_its_entries_in_the_same_write(
