@@ -367,12 +367,12 @@ async def _answer(send: Send, status: int, headers: dict[str, str], body: bytes)
 
 
 @contextmanager
-def running_tool_server() -> Iterator[LocalToolServer]:
-    """A :class:`LocalToolServer` listening on a free port of 127.0.0.1 for the block."""
-    port = free_port()
-    state = LocalToolServer(port)
+def serving_in_a_thread(app: Any, port: int, name: str) -> Iterator[None]:
+    """The ASGI ``app`` served by uvicorn on ``127.0.0.1:port`` in a thread of this process for the block
+    (started when the block begins; a server that does not start within 10 s is an error)."""
     config = uvicorn.Config(
-        state,
+        app,
+        interface="asgi3",  # a bound method is not told apart from an ASGI2 app otherwise
         host="127.0.0.1",
         port=port,
         log_level="warning",
@@ -381,18 +381,27 @@ def running_tool_server() -> Iterator[LocalToolServer]:
         timeout_graceful_shutdown=1,
     )
     server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"mcp-test-server-{port}", daemon=True)
+    thread = threading.Thread(target=server.run, name=f"{name}-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test MCP server did not start")
+            raise RuntimeError(f"the {name} did not start")
         time.sleep(0.01)
     try:
-        yield state
+        yield
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def running_tool_server() -> Iterator[LocalToolServer]:
+    """A :class:`LocalToolServer` listening on a free port of 127.0.0.1 for the block."""
+    port = free_port()
+    state = LocalToolServer(port)
+    with serving_in_a_thread(state, port, "test MCP server"):
+        yield state
 
 
 def unreachable_url() -> str:

@@ -25,13 +25,11 @@ to the well-known URL); a refreshed token replaces the one it was refreshed from
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -44,7 +42,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp.types import ToolAnnotations
-from mcp_servers import free_port
+from mcp_servers import free_port, serving_in_a_thread
 
 SCOPE = "notes"
 
@@ -209,26 +207,5 @@ def running_oauth_server() -> Iterator[OAuthToolServer]:
     """An :class:`OAuthToolServer` listening on a free port of 127.0.0.1 for the block."""
     port = free_port()
     state = OAuthToolServer(port)
-    config = uvicorn.Config(
-        state.app,  # type: ignore[arg-type]
-        interface="asgi3",
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        ws="none",
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"oauth-test-server-{port}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the test OAuth MCP server did not start")
-        time.sleep(0.01)
-    try:
+    with serving_in_a_thread(state.app, port, "test OAuth MCP server"):
         yield state
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
