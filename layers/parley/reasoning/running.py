@@ -161,7 +161,7 @@ class Reasoning:
         pause = _POLL_FIRST
         waiting = None
         while True:
-            current = self.runs.store.get_run(playbook, run_id)
+            current = self.runs.store.get_run(playbook, run_id, record=False)  # not shown here
             assert current is not None
             if current.status != "started" or time.monotonic() >= deadline:
                 break
