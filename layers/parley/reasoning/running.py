@@ -161,7 +161,7 @@ class Reasoning:
         pause = _POLL_FIRST
         waiting = None
         while True:
-            current = self.runs.store.get_run(playbook, run_id)
+            current = self.runs.store.get_run(playbook, run_id, record=False)  # not shown here
             assert current is not None
             if current.status != "started" or time.monotonic() >= deadline:
                 break
@@ -488,7 +488,7 @@ class Reasoning:
             raise ValueError(f"reasoning runs schedule no work such as {work.get('work')!r}")
         key = RunKey.from_json(work["run"])
         playbook = PlaybookRef(key.org, key.playbook)
-        run = self.runs.store.get_run(playbook, key.run_id)
+        run = self.runs.store.get_run(playbook, key.run_id, record=False)  # ends only a started run
         outcome = "unchanged"
         if run is not None and run.status == "started" and run.attempt == work.get("attempt"):
             if "segment" in work and not self._segment_at_work(playbook, key.run_id, int(work["segment"])):

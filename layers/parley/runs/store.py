@@ -4,7 +4,12 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
 
 - run: ``sk = RUN#{run_id}``; ``gsi1pk = PB#{org}#{playbook}#RUN``, ``gsi1sk = {started_at}#{run_id}``
   (``list_runs``, newest first). ``status``, ``output`` and ``rejection`` (JSON text), ``input_digest``,
-  ``attempt`` and ``called`` (JSON text; the rules of retrying under a run id).
+  ``attempt`` and ``called`` (JSON text; the rules of retrying under a run id). A run ended by
+  :meth:`DynamoRunStore.end_run` keeps its ``record`` on the item of its ending event, packed
+  (``record_z``, ``parley.runs.packed``), and names that event in ``record_event``: the run's item, and
+  its entry in ``gsi1`` (which projects every attribute, rewritten by the ending's write), stay under
+  1 KB, and lists never show the record; ``get_run`` reads the event too. A run ended otherwise, or
+  written before, holds ``record`` itself (JSON text, or ``record_ref`` in the content store).
 - request: ``sk = REQ#{run_id}``; while it is open, ``gsi1pk = PB#{org}#{playbook}#REQ``,
   ``gsi1sk = {requested_at}#{run_id}`` (``list_interactions``, newest first: a page reads about a
   page of items however many are open); the keys are removed when it leaves the list. ``state``
@@ -22,8 +27,10 @@ Items, all under the playbook's partition ``pk = PB#{org}#{playbook}``:
   reads its keys, then its items by key (``BatchGetItem``, consistent), checked against every filter.
 - a run's work that waits (an agent run, ``agent-runs.md``): ``sk = WORK#{run_id}``; ``claimed``, the
   last segment of work an invocation took (0 at the start, ``n`` after the run's ``n``-th request), and
-  ``state``, the type's state of the work as JSON text (or ``state_ref`` in the content store past
-  64 KiB). The request item is reused: one request a run is open at a time.
+  ``state_z``, the type's state of the work packed (``parley.runs.packed``: it is rewritten at each
+  request and its item claimed at each resumption, each write metered by the item's size); or, past
+  64 KiB packed, ``state_ref`` in the content store. Items written before hold ``state`` as JSON text.
+  The request item is reused: one request a run is open at a time.
 
 JSON values (answers, outputs, schemas, event data) are stored as JSON text: DynamoDB maps nest at
 most 32 levels and refuse floats, and an answer may nest 512 levels. A run's ``output`` or an event's
@@ -83,6 +90,7 @@ from parley.runs.items import (
     slot_index,
 )
 from parley.runs.model import AnswerFact, CalledTool, Event, Parent, Request, Run
+from parley.runs.packed import pack, unpack
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -110,6 +118,14 @@ Item = TypeVar("Item")
 #: it leaves the list: as expression names, and as the ``REMOVE`` clause's list.
 _SLOT_NAMES: Final = {f"#slot{number}": name for number, name in enumerate(request_slot_names())}
 _SLOTS_REMOVED: Final = ", ".join(_SLOT_NAMES)
+
+
+#: A run's attribute naming the event whose item keeps the run's record (an ended run's, written by
+#: :meth:`DynamoRunStore.end_run`), and that event's attribute holding it, packed.
+RECORD_EVENT: Final = "record_event"
+RECORD_PACKED: Final = "record_z"
+#: A waiting run's work item's attribute holding its state, packed (``parley.runs.packed``).
+STATE_PACKED: Final = "state_z"
 
 
 class RequestsFull(ParleyError):
@@ -173,9 +189,17 @@ class DynamoRunStore:
 
     # --- reads ---------------------------------------------------------------------------------
 
-    def get_run(self, playbook: PlaybookRef, run_id: str) -> Run | None:
+    def get_run(self, playbook: PlaybookRef, run_id: str, *, record: bool = True) -> Run | None:
+        """The run; with ``record=False``, without the record of an ended run whose record is kept on
+        its ending event (one read, not two, for a caller that only looks at the status)."""
         item = self._get(playbook_key(playbook), run_key(run_id))
-        return run_from(item, self._load) if item else None
+        if item is None:
+            return None
+        if record and RECORD_EVENT in item:  # the record is kept on the event of the run's ending (see above)
+            holder = self._get(playbook_key(playbook), event_key(item[RECORD_EVENT]))
+            if holder is not None and RECORD_PACKED in holder:
+                item["record"] = unpack(holder[RECORD_PACKED])
+        return run_from(item, self._load)
 
     def get_request(self, playbook: PlaybookRef, run_id: str) -> Request | None:
         item = self._get(playbook_key(playbook), request_key(run_id))
@@ -358,7 +382,11 @@ class DynamoRunStore:
         items: list[TransactWriteItemTypeDef] = [self._put_run(playbook, run, replacing)]
         items.extend(self._put_event(playbook, event) for event in events)
         try:
-            self._transact(items)
+            if len(items) == 1:  # one conditional write: a transaction of one item only costs twice
+                with translated():
+                    self._client.put_item(**items[0]["Put"])
+            else:
+                self._transact(items)
         except StoreConflict as conflict:
             raise RunTaken from conflict
         self._told(playbook, run)
@@ -485,7 +513,13 @@ class DynamoRunStore:
         """Write the run's ending (``run``, succeeded or rejected) and its events (such as a tool call's
         end and the run's), while it is still ``started``; :class:`StoreConflict` once it has ended."""
         events = event if isinstance(event, list) else [event]
-        self._transact([self._end_run(playbook, run), *(self._put_event(playbook, e) for e in events)])
+        # The record goes on the run's own ending event (the last), written in this same transaction: the
+        # run item stays small, and so does its entry in the runs' list, which never shows the record.
+        packed = self._packed_record(run)
+        holder = events[-1] if packed is not None and events else None
+        items = [self._end_run(playbook, run, record_event=holder)]
+        items += [self._put_event(playbook, e, record=packed if e is holder else None) for e in events]
+        self._transact(items)
         self._told(playbook, run)
 
     def keep_parent_token(self, playbook: PlaybookRef, run_id: str, parent: Parent) -> None:
@@ -638,6 +672,8 @@ class DynamoRunStore:
         item = self._get(playbook_key(playbook), work_key(run_id))
         if item is None:
             return None
+        if STATE_PACKED in item:
+            return WorkState(int(item["claimed"]), json.loads(unpack(item[STATE_PACKED])))
         return WorkState(int(item["claimed"]), kept_value(item, "state", self._load))
 
     def claim_work(self, playbook: PlaybookRef, run_id: str, segment: int) -> None:
@@ -668,16 +704,28 @@ class DynamoRunStore:
         while the run is ``started``, its previous request has ended, and this invocation still holds
         the work's ``segment``. :class:`StoreConflict` when one of those does not hold (the run ended or
         another invocation took the work); :class:`RequestsFull` at the playbook's limit."""
-        kept = self._kept(playbook, run, "state", state, file=f"work-{segment}")
-        names = {"#claimed": "claimed", "#state": "state", "#ref": "state_ref", "#size": "state_size"}
+        names = {
+            "#claimed": "claimed",
+            "#state": "state",
+            "#ref": "state_ref",
+            "#size": "state_size",
+            "#packed": STATE_PACKED,
+        }
         values: dict[str, AttributeValueTypeDef] = {":segment": {"N": str(segment)}}
-        if "state" in kept:
-            update = "SET #state = :state REMOVE #ref, #size"
-            values[":state"] = {"S": kept["state"]}
+        text = _json(state)
+        packed = pack(text)
+        if _size(packed) < _size(text) and _size(packed) <= ITEM_CONTENT_MAX:
+            update = "SET #packed = :packed REMOVE #state, #ref, #size"
+            values[":packed"] = {"S": packed}
         else:
-            update = "SET #ref = :ref, #size = :size REMOVE #state"
-            values[":ref"] = {"S": kept["state_ref"]}
-            values[":size"] = {"N": str(kept["state_size"])}
+            kept = self._kept(playbook, run, "state", state, file=f"work-{segment}")
+            if "state" in kept:
+                update = "SET #state = :state REMOVE #ref, #size, #packed"
+                values[":state"] = {"S": kept["state"]}
+            else:
+                update = "SET #ref = :ref, #size = :size REMOVE #state, #packed"
+                values[":ref"] = {"S": kept["state_ref"]}
+                values[":size"] = {"N": str(kept["state_size"])}
         items: list[TransactWriteItemTypeDef] = [
             self._put_request(playbook, request),
             {
@@ -809,7 +857,10 @@ class DynamoRunStore:
             }
         }
 
-    def _put_event(self, playbook: PlaybookRef, event: Event) -> TransactWriteItemTypeDef:
+    def _put_event(
+        self, playbook: PlaybookRef, event: Event, *, record: str | None = None
+    ) -> TransactWriteItemTypeDef:
+        """An event's put; with ``record``, the packed record of the run it ends (see above)."""
         values: dict[str, Any] = {
             TABLE.partition_key: playbook_key(playbook),
             TABLE.sort_key: event_key(event.id),
@@ -833,6 +884,8 @@ class DynamoRunStore:
             values[_HISTORY.partition_key] = history_key(playbook, event.run_id)
             values[_HISTORY.sort_key] = event.id
         values.update(event_slots(playbook, event.type, event.id))
+        if record is not None:
+            values[RECORD_PACKED] = record
         return {
             "Put": {
                 "TableName": self._table,
@@ -842,7 +895,11 @@ class DynamoRunStore:
             }
         }
 
-    def _end_run(self, playbook: PlaybookRef, run: Run) -> TransactWriteItemTypeDef:
+    def _end_run(
+        self, playbook: PlaybookRef, run: Run, *, record_event: Event | None = None
+    ) -> TransactWriteItemTypeDef:
+        """The run's ending; with ``record_event``, its record is kept on that event (packed: see
+        :meth:`_packed_record`) and the run names it."""
         assert run.finished_at is not None
         names = {"#status": "status", "#finished_at": "finished_at"}
         values: dict[str, AttributeValueTypeDef] = {
@@ -863,7 +920,14 @@ class DynamoRunStore:
                 update += f", #o{number} = :o{number}"
                 names[f"#o{number}"] = name
                 values[f":o{number}"] = self._codec.value(value)
-        if run.record is not None:
+        if record_event is not None:
+            update += ", #record_event = :record_event"
+            names["#record_event"] = RECORD_EVENT
+            values[":record_event"] = {"S": record_event.id}
+            for number, name in enumerate(("record", "record_ref", "record_size")):
+                names[f"#rec{number}"] = name
+                removed.append(f"#rec{number}")
+        elif run.record is not None:
             for number, (name, value) in enumerate(self._kept(playbook, run, "record", run.record).items()):
                 update += f", #r{number} = :r{number}"
                 names[f"#r{number}"] = name
@@ -962,6 +1026,14 @@ class DynamoRunStore:
     def _output_values(self, playbook: PlaybookRef, run: Run) -> dict[str, Any]:
         """A succeeded run's output: as ``output`` on the item, or in the content store (see above)."""
         return self._kept(playbook, run, "output", run.output)
+
+    def _packed_record(self, run: Run) -> str | None:
+        """The run's record packed (``parley.runs.packed``) to be kept on the event of its ending, or
+        ``None``: no record, or one too big for an item (kept in the content store, as before)."""
+        if run.record is None:
+            return None
+        packed = pack(_json(run.record))
+        return packed if _size(packed) <= ITEM_CONTENT_MAX else None
 
     def _kept(
         self, playbook: PlaybookRef, run: Run, name: str, value: Any, *, file: str | None = None

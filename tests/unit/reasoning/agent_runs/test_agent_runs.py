@@ -346,3 +346,59 @@ def test_an_ask_to_that_renders_a_control_character_is_unworkable_and_asks_nobod
     assert (refused.value.reason, refused.value.kind) == ("conflict", "unworkable")
     assert "U+0007" in refused.value.detail
     assert service.list_interactions(PLAYBOOK).items == ()
+
+
+# --- what the store keeps of a waiting and an ended run (issue 26's follow-up: the items' sizes) ------
+
+
+def _item(dynamodb: tuple[Any, str], sk: str) -> dict[str, Any]:
+    client, table = dynamodb
+    key = {"pk": {"S": "PB#acme#campaigns"}, "sk": {"S": sk}}
+    found: dict[str, Any] = client.get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+    return found
+
+
+def _put(dynamodb: tuple[Any, str], item: dict[str, Any]) -> None:
+    client, table = dynamodb
+    client.put_item(TableName=table, Item=item)
+
+
+def test_a_run_asked_by_the_previous_version_is_taken_up_and_its_record_kept_on_its_ending(
+    run: Callable[..., Run], service: RunService, fake: FakeProviders, dynamodb: tuple[Any, str]
+) -> None:
+    from parley.runs.packed import unpack
+
+    fake.script(MESSAGES, tool_use(("request_input", {"kind": "text", "prompt": "Which?"})))
+    fake.script(MESSAGES, Scripted(body=anthropic_text("Done.")))
+    started = run("[]")
+    work = _item(dynamodb, f"WORK#{started.run_id}")
+    assert "state" not in work and "state_ref" not in work
+    state = json.loads(unpack(work.pop("state_z")["S"]))
+    assert state["requests"] == 1
+    # As the previous version kept it: the state as JSON text.
+    _put(dynamodb, {**work, "state": {"S": json.dumps(state)}})
+
+    answer(service, started.run_id, "#general")
+
+    done = service.get_run(PLAYBOOK, started.run_id)
+    assert (done.status, done.output) == ("succeeded", "Done.")
+    assert "#general" in json.dumps(fake.requests_to("/v1/messages")[-1].body["messages"][-1])
+    assert done.record is not None and done.record["output_format"] == "text"
+    # The record is on the run's ending event, not on the run (nor in its list entry), and the history
+    # shows the event as it always did.
+    item = _item(dynamodb, f"RUN#{started.run_id}")
+    assert "record" not in item and "record_ref" not in item
+    holder = _item(dynamodb, f"EVT#{item['record_event']['S']}")
+    assert holder["type"]["S"] == "run_succeeded"
+    assert json.loads(unpack(holder["record_z"]["S"])) == done.record
+    last = history(service, started.run_id)[-1]
+    assert last["type"] == "run_succeeded" and "record" not in json.dumps(last)
+    [listed] = [r for r in service.list_runs(PLAYBOOK).items if r["run_id"] == started.run_id]
+    assert "record" not in listed
+    without = service.store.get_run(PLAYBOOK, started.run_id, record=False)
+    assert without is not None and without.record is None
+
+    # A run ended by the previous version holds its record itself: read as before.
+    del item["record_event"]
+    _put(dynamodb, {**item, "record": {"S": json.dumps(done.record)}})
+    assert service.get_run(PLAYBOOK, started.run_id) == done
