@@ -122,6 +122,9 @@ class AgentBench:
         ):
             raise RuntimeError(f"the run did not wait for its question: {started.text}")
         run_id: str = run["run_id"]
+        # The run's wait is an execution its step started as it asked: let it park (its wait function
+        # invoked) before anything moves on, or that invocation is counted in one run and not another.
+        self.harness.server.settle()
         return run_id
 
     def answer(self, run_id: str) -> None:

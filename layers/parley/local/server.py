@@ -156,7 +156,7 @@ class LocalServer:
             self.scheduler = LocalScheduler(self.clock, lambda work: self.functions.invoke("timer", work))
             # Under the manual clock the wait's backstop follows that clock too (see parley.local.executor).
             self.executor = LocalExecutor(self.functions.invoke, scheduler=self.scheduler if manual else None)
-            self.scheduler.after_each = self._settle
+            self.scheduler.after_each = self.settle
             self.runtime.waits = self.executor
             self.runtime.workflows = self.executor
             self.runtime.scheduler = self.scheduler
@@ -262,7 +262,7 @@ class LocalServer:
                     revive()
             except Exception:
                 LOG.exception(failure, run_id)
-        self._settle()
+        self.settle()
 
     def close(self) -> None:
         """Stop the timed work and the executions, then commit what they left and close the data folder."""
@@ -301,7 +301,7 @@ class LocalServer:
                     result = self.handler(event, context)
             except Exception as exc:  # e.g. due work that failed: still an answer, never a dropped connection
                 result = problem_result(internal_problem(exc, path=event["path"]))
-            self._settle()
+            self.settle()
             self._run_work_due_now()
         if self.data is not None:  # every write the answer reports is on disk first (issue 27)
             try:
@@ -337,7 +337,7 @@ class LocalServer:
         except Exception as exc:  # logged where it failed; the request's own answer stands
             LOG.warning("work due at once failed: %s", exc)
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         """Let the executions and the agent runs' next steps the request set off arrive (parked, or ended
         and settled) before answering."""
         from parley.local.executor import SettleTimeout
