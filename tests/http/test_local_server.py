@@ -35,7 +35,6 @@ class Server:
     url: str
     process: subprocess.Popen[bytes]
     output: Path
-    startup_seconds: float
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> int:
         self.process.send_signal(sig)
@@ -78,7 +77,7 @@ def start_server(tmp: Path, clock: str) -> Server:
             raise AssertionError(f"parley serve exited with {process.returncode}:\n{output.read_text()}")
         try:
             httpx.get(url + "/", timeout=1)
-            return Server(url, process, output, time.monotonic() - started)
+            return Server(url, process, output)
         except httpx.TransportError:
             time.sleep(0.05)
     process.kill()
@@ -98,10 +97,9 @@ def client(server: Server) -> Iterator[httpx.Client]:
         yield http
 
 
-def test_it_starts_in_a_couple_of_seconds_and_says_where(server: Server) -> None:
-    # Only a clock tells "starts fast": about 1.5 s on an idle machine, so the bound is a loose 20 s
-    # (over 10x), which a loaded 2-core runner does not trip.
-    assert server.startup_seconds < 20
+def test_it_starts_and_says_where(server: Server) -> None:
+    # How fast it starts is the README's figure (timed by hand and printed by `make bench`'s restarts),
+    # not an assertion a loaded machine could trip.
     first_line = server.output.read_text().splitlines()[0]
     assert first_line.startswith(f"Parley is serving {server.url} (clock: manual")
 
