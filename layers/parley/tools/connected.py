@@ -35,11 +35,11 @@ stay with the operator's servers.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from parley.config import ToolServer
 from parley.ports.tools import NotOfferedBecause, ToolNotOffered
-from parley.tools.servers import servers_serving
+from parley.tools.servers import server_serving, servers_serving, shown
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -73,10 +73,10 @@ class Unusable:
 def server_for(runtime: Runtime, playbook: PlaybookRef, name: str) -> ToolServer:
     """The server ``name`` for ``playbook``: the operator's, else an active connection of the org that
     serves it. :class:`ToolNotOffered` otherwise, with the connection's ``because`` when one is there."""
-    operator = runtime.operator
-    for server in servers_serving(operator, playbook):
-        if server.name == name:
-            return server
+    try:
+        return server_serving(runtime.operator, playbook, name)
+    except ToolNotOffered:
+        pass  # not the operator's: perhaps a connection's
     if name not in _operator_names(runtime, playbook):
         store = _store(runtime)
         connection = store.get(playbook.org, name) if store is not None else None
@@ -87,7 +87,7 @@ def server_for(runtime: Runtime, playbook: PlaybookRef, name: str) -> ToolServer
             return served
     raise ToolNotOffered(
         "tool_server_not_configured",
-        f"No tool server {_shown(name)} is configured for this playbook, and the org has no connection of "
+        f"No tool server {shown(name)} is configured for this playbook, and the org has no connection of "
         "that name that serves it; call search for the servers it may use.",
     )
 
@@ -176,8 +176,3 @@ def _operator_names(runtime: Runtime, playbook: PlaybookRef) -> set[str]:
     """The names of the operator's servers for the org (any of its playbooks): a connection of one of
     these names is hidden."""
     return {server.name for server in runtime.operator.tool_servers if playbook.org in server.orgs}
-
-
-def _shown(text: Any, most: int = 64) -> str:
-    text = str(text)
-    return repr(text if len(text) <= most else text[:most] + "…")

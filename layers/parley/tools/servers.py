@@ -60,7 +60,7 @@ def server_serving(operator: OperatorConfig, playbook: PlaybookRef, name: str) -
             return server
     raise ToolNotOffered(
         "tool_server_not_configured",
-        f"No tool server {_shown(name)} is configured for this playbook; "
+        f"No tool server {shown(name)} is configured for this playbook; "
         "call search for the servers it may use.",
     )
 
@@ -75,7 +75,7 @@ def check_allowed(server: ToolServer, tool: str) -> None:
     if not allowed(server, tool):
         raise ToolNotOffered(
             "tool_not_allowed",
-            f"The operator does not allow the tool {_shown(tool)} of the tool server {server.name!r}; "
+            f"The operator does not allow the tool {shown(tool)} of the tool server {server.name!r}; "
             "call search for the tools this playbook may use.",
         )
 
@@ -248,6 +248,6 @@ def _scrubbed(value: Any, pattern: re.Pattern[str]) -> Any:
     return value
 
 
-def _shown(text: str, most: int = 64) -> str:
+def shown(text: str, most: int = 64) -> str:
     """A caller's text in a message: quoted and cut, so a long or odd path segment stays readable."""
     return repr(text if len(text) <= most else text[:most] + "…")
