@@ -25,11 +25,12 @@ rule no longer allows the URL).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Final
 
 from parley.api.operation import Answer, Call, Hints, Operation, Param, Services
 from parley.api.shapes import CONNECTION, CONNECTIONS, NO_CONTENT
+from parley.config.models import HEADER_NAME
+from parley.config.principals import IDENTIFIER
 from parley.connections.model import (
     CONNECTION_NAME,
     CONNECTION_NAME_RULE,
@@ -45,8 +46,6 @@ if TYPE_CHECKING:
     from parley.config import Principal
     from parley.ports.runtime import Runtime
 
-_HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_PLAYBOOK_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 #: Headers the MCP client sets itself: a connection cannot replace them.
 _CLIENT_HEADERS: Final = frozenset(
     {
@@ -180,7 +179,7 @@ def _field_problems(
         for header, value in list(headers.items())[:MAX_CONNECTION_HEADERS]:
             at = "/headers/" + header.replace("~", "~0").replace("/", "~1")
             lowered = header.lower()
-            if not _HEADER_NAME.match(header) or len(header) > HEADER_NAME_MAX:
+            if not HEADER_NAME.match(header):
                 errors.append(
                     ErrorEntry(at, f"A header name is 1 to {HEADER_NAME_MAX} of HTTP's token characters.")
                 )
@@ -203,7 +202,7 @@ def _field_problems(
             errors.append(ErrorEntry("/playbooks", f"At most {MAX_CONNECTION_PLAYBOOKS} playbooks."))
         named: set[str] = set()
         for index, playbook in enumerate(playbooks[:MAX_CONNECTION_PLAYBOOKS]):
-            if not _PLAYBOOK_ID.match(playbook):
+            if not IDENTIFIER.match(playbook):
                 errors.append(
                     ErrorEntry(
                         f"/playbooks/{index}",

@@ -92,7 +92,8 @@ RUNTIME_SET_FIELDS: Final = frozenset(
 _PROVIDER_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _MODEL_REFERENCE_TEXT: Final = re.compile(r"^[^\s*]+\*?$")
 _BODY_FIELD: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
-_HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+#: An HTTP header's name: 1 to 128 of the token characters (RFC 9110).
+HEADER_NAME: Final = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 #: Headers the HTTP client sets itself; a gateway's ``headers`` cannot replace them.
 _CLIENT_HEADERS: Final = frozenset({"host", "content-type", "content-length", "transfer-encoding"})
 
@@ -137,7 +138,7 @@ def _api_key(key: Secret | None, reading: Reading) -> Secret | None:
 
 def _gateway_headers(headers: dict[str, Secret], reading: Reading) -> dict[str, Secret]:
     for name, value in headers.items():
-        if not _HEADER_NAME.match(name):
+        if not HEADER_NAME.match(name):
             raise ValueError(f"{name!r} is not an HTTP header name")
         if name.lower() in _CLIENT_HEADERS:
             raise ValueError(f"header {name!r} is set by the HTTP client; leave it out")
@@ -304,6 +305,7 @@ class ModelsConfig:
 
 __all__ = [
     "BUILT_IN_PROVIDERS",
+    "HEADER_NAME",
     "PROVIDER_SETTINGS",
     "RUNTIME_SET_FIELDS",
     "SECRET_PROVIDER_SETTINGS",

@@ -14,12 +14,13 @@ from parley.config.rules import refuse_duplicates
 from parley.reading import Reading, bounded_text, choice, items, optional, reads, record, secret, text, then
 from parley.secret import Secret
 
-_IDENTIFIER: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+#: An org or playbook id (a part of table keys: no ``#`` or ``/``).
+IDENTIFIER: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 def _identifier(value: str) -> str:
     # Org and playbook ids become parts of table keys (``PB#{org}#{playbook}``), so ``#`` and ``/`` are out.
-    if not _IDENTIFIER.match(value):
+    if not IDENTIFIER.match(value):
         raise ValueError(
             "an org or playbook id is 1 to 128 of A-Z, a-z, 0-9, '.', '_' and '-', "
             "starting with a letter or digit"
@@ -110,4 +111,4 @@ def distinct_principals(principals: tuple[Principal, ...]) -> tuple[Principal, .
     return principals
 
 
-__all__ = ["Grant", "GrantRole", "Principal", "Role", "distinct_principals", "identifier"]
+__all__ = ["IDENTIFIER", "Grant", "GrantRole", "Principal", "Role", "distinct_principals", "identifier"]
